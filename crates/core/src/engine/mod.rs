@@ -1,0 +1,8 @@
+//! The engine owns time, the event queue and randomness (DESIGN.md
+//! principles 1 and 3). Protocol layers never see it.
+
+pub mod queue;
+pub mod rng;
+
+pub use queue::EventQueue;
+pub use rng::{stream, Purpose};
