@@ -3,6 +3,7 @@
 //! the engine (`sim`) owns time, events and randomness.
 
 pub mod engine;
+pub mod mac;
 pub mod phy;
 pub mod time;
 
