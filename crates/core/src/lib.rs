@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod mac;
+pub mod net;
 pub mod phy;
 pub mod time;
 
