@@ -5,8 +5,8 @@
 pub mod app;
 pub mod engine;
 pub mod mac;
-pub mod net;
 pub mod metrics;
+pub mod net;
 pub mod phy;
 pub mod scenario;
 pub mod sim;
