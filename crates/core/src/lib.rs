@@ -2,7 +2,9 @@
 //! 802.11 ad hoc networks. Protocol layers are state machines without I/O;
 //! the engine (`sim`) owns time, events and randomness.
 
+pub mod app;
 pub mod engine;
 pub mod time;
+pub mod transport;
 
 pub use time::{Duration, SimTime};
