@@ -53,6 +53,10 @@ pub struct TcpConfig {
     pub delayed_ack_timeout_s: f64,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2: 3).
     pub dupack_threshold: u32,
+    /// Restart from the initial window when new data comes after the
+    /// connection was idle longer than one RTO (RFC 5681 §4.1; ns-2
+    /// `slow_start_restart_` = true). Only on/off sources go idle.
+    pub slow_start_after_idle: bool,
 }
 
 impl Default for TcpConfig {
@@ -67,6 +71,7 @@ impl Default for TcpConfig {
             delayed_ack: true,
             delayed_ack_timeout_s: 0.1,
             dupack_threshold: 3,
+            slow_start_after_idle: true,
         }
     }
 }
@@ -580,6 +585,31 @@ mod tests {
         assert!(s.all_acked());
         assert_eq!(s.poll_timeout(), None);
         assert!(drain(&mut s, ms(100)).is_empty());
+    }
+
+    #[test]
+    fn slow_start_after_idle_restarts_the_window_when_enabled() {
+        for enabled in [false, true] {
+            let cfg = TcpConfig {
+                slow_start_after_idle: enabled,
+                delayed_ack: false,
+                ..TcpConfig::default()
+            };
+            let mut net = Net::new(&cfg, TcpVariant::NewReno, 1000, |_| {
+                Some(Duration::from_millis(50))
+            });
+            net.sender.push_app_bytes(SimTime::ZERO, 15_000);
+            net.run_until(ms(2000));
+            assert!(net.sender.all_acked());
+            let grown = net.sender.cwnd_pkts();
+            assert!(grown >= 8.0, "cwnd {grown}");
+            // Idle for 2 s (RTO is 1 s, its minimum) then a new object.
+            net.sender.push_app_bytes(ms(2000), 5_000);
+            let expect = if enabled { 1.0 } else { grown };
+            assert_eq!(net.sender.cwnd_pkts(), expect);
+            let sent = drain(&mut net.sender, ms(2000)).len();
+            assert_eq!(sent, if enabled { 1 } else { 5 });
+        }
     }
 
     #[test]

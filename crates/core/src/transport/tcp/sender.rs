@@ -56,6 +56,10 @@ pub struct TcpSender {
     /// The segment being timed for an RTT sample: (ACK that covers it, time
     /// sent). One at a time, never a retransmitted one (Karn's rule).
     rtt_timing: Option<(u64, SimTime)>,
+    /// Restart window after idle (RFC 5681 §4.1), if enabled.
+    idle_restart_pkts: Option<f64>,
+    /// When the last data segment left, for the idle test.
+    last_send: Option<SimTime>,
     stats: SenderStats,
 }
 
@@ -88,6 +92,10 @@ impl TcpSender {
             rto_deadline: None,
             consecutive_rtos: 0,
             rtt_timing: None,
+            idle_restart_pkts: cfg
+                .slow_start_after_idle
+                .then(|| (cfg.initial_cwnd_pkts.max(1) as f64).min(max_window)),
+            last_send: None,
             stats: SenderStats::default(),
         }
     }
@@ -101,8 +109,16 @@ impl TcpSender {
         self.backlogged = on;
     }
 
-    /// A finite source hands `n` more bytes to TCP.
-    pub fn push_app_bytes(&mut self, _now: SimTime, n: u64) {
+    /// A finite source hands `n` more bytes to TCP. After an idle period
+    /// longer than the RTO, cwnd restarts from min(IW, cwnd) when
+    /// `slow_start_after_idle` is on (RFC 5681 §4.1).
+    pub fn push_app_bytes(&mut self, now: SimTime, n: u64) {
+        if let (Some(rw), Some(last)) = (self.idle_restart_pkts, self.last_send) {
+            let idle = self.snd_una >= self.snd_max;
+            if idle && now.saturating_since(last) > self.rtt.rto() {
+                self.win.cwnd = self.win.cwnd.min(rw);
+            }
+        }
         self.app_end = self.app_end.saturating_add(n);
     }
 
@@ -284,6 +300,7 @@ impl TcpSender {
         }
         self.snd_max = self.snd_max.max(seq + len as u64);
         self.stats.data_segments += 1;
+        self.last_send = Some(now);
         if self.rto_deadline.is_none() {
             // RFC 6298 §5.1.
             self.rto_deadline = Some(now + self.rtt.rto());
