@@ -743,7 +743,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(ProptestConfig::with_cases(128))]
 
         /// Over a channel that drops and reorders in both directions, the
         /// receiver gets the whole stream, in order, exactly once, and the
@@ -758,10 +758,14 @@ mod tests {
             reno in any::<bool>(),
             delayed_ack in any::<bool>(),
             max_window_pkts in 1u32..40,
+            initial_cwnd_pkts in 1u32..5,
+            dupack_threshold in 1u32..5,
         ) {
             let cfg = TcpConfig {
                 delayed_ack,
                 max_window_pkts,
+                initial_cwnd_pkts,
+                dupack_threshold,
                 min_rto_s: 0.2,
                 max_rto_s: 5.0,
                 ..TcpConfig::default()
