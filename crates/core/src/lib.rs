@@ -4,6 +4,12 @@
 
 pub mod app;
 pub mod engine;
+pub mod mac;
+pub mod net;
+pub mod metrics;
+pub mod phy;
+pub mod scenario;
+pub mod sim;
 pub mod time;
 pub mod transport;
 

@@ -1,4 +1,4 @@
-//! Application sources that feed the transport layer, as sans-IO
-//! generators driven by the engine.
+//! Traffic sources, as generators without I/O.
 
+pub mod cbr;
 pub mod onoff;
