@@ -134,7 +134,7 @@ impl TcpSender {
         bytes.div_ceil(self.mss as u64)
     }
 
-    /// Packets sent and not yet acknowledged, counted from `snd_nxt`.
+    /// Packets between `snd_una` and `snd_nxt`: sent and not yet acknowledged.
     pub fn outstanding_pkts(&self) -> u64 {
         self.pkts(self.snd_nxt - self.snd_una)
     }
