@@ -11,5 +11,6 @@ pub mod phy;
 pub mod scenario;
 pub mod sim;
 pub mod time;
+pub mod transport;
 
 pub use time::{Duration, SimTime};
