@@ -166,11 +166,7 @@ impl OnOffSource {
         let (at, page_start) = if self.left_in_page == 0 {
             self.left_in_page = self.draw_objects_per_page();
             self.stats.pages += 1;
-            let at = if first {
-                now
-            } else {
-                now + self.draw_think_time()
-            };
+            let at = if first { now } else { now + self.draw_think_time() };
             (at, true)
         } else {
             (now, false)
@@ -179,11 +175,7 @@ impl OnOffSource {
         let bytes = self.draw_object_bytes();
         self.stats.objects += 1;
         self.stats.bytes += bytes;
-        Request {
-            at,
-            bytes,
-            page_start,
-        }
+        Request { at, bytes, page_start }
     }
 
     /// The pending request if its time has come; then the source waits for
@@ -267,10 +259,7 @@ mod tests {
             s.handle_object_complete(now);
         }
         let per_page = n as f64 / starts as f64;
-        assert!(
-            (per_page / 5.0 - 1.0).abs() < 0.05,
-            "objects per page {per_page}"
-        );
+        assert!((per_page / 5.0 - 1.0).abs() < 0.05, "objects per page {per_page}");
     }
 
     /// The source over a real TCP pair on a fixed-delay path: objects go
@@ -389,19 +378,10 @@ mod tests {
         let sizes: Vec<u64> = (0..n).map(|_| s.draw_object_bytes()).collect();
         let mean = sizes.iter().sum::<u64>() as f64 / n as f64;
         assert!((mean / 10_000.0 - 1.0).abs() < 0.03, "size mean {mean}");
-        assert!(
-            *sizes.iter().min().unwrap() >= 6_000,
-            "Pareto scale is 6000"
-        );
-        let pages: f64 = (0..n)
-            .map(|_| s.draw_objects_per_page() as f64)
-            .sum::<f64>()
-            / n as f64;
+        assert!(*sizes.iter().min().unwrap() >= 6_000, "Pareto scale is 6000");
+        let pages: f64 = (0..n).map(|_| s.draw_objects_per_page() as f64).sum::<f64>() / n as f64;
         assert!((pages / 4.0 - 1.0).abs() < 0.02, "objects per page {pages}");
-        let think: f64 = (0..n)
-            .map(|_| s.draw_think_time().as_secs_f64())
-            .sum::<f64>()
-            / n as f64;
+        let think: f64 = (0..n).map(|_| s.draw_think_time().as_secs_f64()).sum::<f64>() / n as f64;
         assert!((think / 3.0 - 1.0).abs() < 0.02, "think mean {think}");
     }
 
@@ -454,10 +434,7 @@ mod tests {
     fn toml_table_parses_and_rejects_unknown_keys() {
         let c: OnOffConfig = toml::from_str("think_time_mean_s = 5.0").unwrap();
         assert_eq!(c.think_time_mean_s, 5.0);
-        assert_eq!(
-            c.object_size_shape,
-            OnOffConfig::default().object_size_shape
-        );
+        assert_eq!(c.object_size_shape, OnOffConfig::default().object_size_shape);
         assert!(toml::from_str::<OnOffConfig>("think_s = 5.0").is_err());
     }
 }

@@ -82,9 +82,7 @@ const MAX_SECONDS: f64 = 86_400.0;
 
 fn check_int(key: &str, v: u32, min: u32, max: u32) -> Result<(), String> {
     if v < min || v > max {
-        return Err(format!(
-            "tcp.{key} = {v}: must be an integer in {min}..={max}"
-        ));
+        return Err(format!("tcp.{key} = {v}: must be an integer in {min}..={max}"));
     }
     Ok(())
 }
@@ -113,9 +111,7 @@ impl TcpConfig {
         }
         check_secs("initial_rto_s", self.initial_rto_s, 0.0)?;
         check_secs("max_rto_s", self.max_rto_s, 0.0)?;
-        if self.clock_granularity_s.is_nan()
-            || self.clock_granularity_s < 0.0
-            || self.clock_granularity_s > MAX_SECONDS
+        if self.clock_granularity_s.is_nan() || self.clock_granularity_s < 0.0 || self.clock_granularity_s > MAX_SECONDS
         {
             return Err(format!(
                 "tcp.clock_granularity_s = {}: must be a number of seconds >= 0 and <= {MAX_SECONDS}",
@@ -187,16 +183,10 @@ impl fmt::Display for TcpVariant {
 impl FromStr for TcpVariant {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        TcpVariant::ALL
-            .into_iter()
-            .find(|v| v.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = TcpVariant::ALL.iter().map(|v| v.name()).collect();
-                format!(
-                    "unknown TCP variant {s:?}: expected one of {}",
-                    names.join(", ")
-                )
-            })
+        TcpVariant::ALL.into_iter().find(|v| v.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = TcpVariant::ALL.iter().map(|v| v.name()).collect();
+            format!("unknown TCP variant {s:?}: expected one of {}", names.join(", "))
+        })
     }
 }
 
@@ -295,8 +285,7 @@ mod tests {
                 self.sent.push((self.now, s));
                 if let Some(d) = (self.channel)(&s) {
                     self.seq += 1;
-                    self.queue
-                        .insert((self.now + d, self.seq), Ev::ToReceiver(s));
+                    self.queue.insert((self.now + d, self.seq), Ev::ToReceiver(s));
                 }
             }
             while let Some(a) = self.receiver.poll_transmit(self.now) {
@@ -328,9 +317,7 @@ mod tests {
             if let Some(entry) = self.queue.first_entry() {
                 if entry.key().0 <= now {
                     match entry.remove() {
-                        Ev::ToReceiver(s) => {
-                            self.delivered += self.receiver.handle_segment(now, &s)
-                        }
+                        Ev::ToReceiver(s) => self.delivered += self.receiver.handle_segment(now, &s),
                         Ev::ToSender(a) => self.sender.handle_ack(now, &a),
                     }
                     return true;
@@ -363,11 +350,7 @@ mod tests {
     /// New segments sent in each RTT round of a fixed-delay path.
     fn per_round(sent: &[(SimTime, Segment)], rtt: Duration, rounds: u64) -> Vec<usize> {
         (0..rounds)
-            .map(|k| {
-                sent.iter()
-                    .filter(|(t, s)| !s.retransmit && t.0 / rtt.0 == k)
-                    .count()
-            })
+            .map(|k| sent.iter().filter(|(t, s)| !s.retransmit && t.0 / rtt.0 == k).count())
             .collect()
     }
 
@@ -395,9 +378,7 @@ mod tests {
             initial_cwnd_pkts: 10,
             ..no_delack()
         };
-        let mut net = Net::new(&cfg, TcpVariant::NewReno, 1000, |_| {
-            Some(Duration::from_millis(50))
-        });
+        let mut net = Net::new(&cfg, TcpVariant::NewReno, 1000, |_| Some(Duration::from_millis(50)));
         net.sender.set_ssthresh_pkts(10.0);
         net.sender.set_backlogged(true);
         let mut cwnds = Vec::new();
@@ -408,10 +389,7 @@ mod tests {
         for w in cwnds.windows(2) {
             let growth = w[1] - w[0];
             // Sum of 1/cwnd over about cwnd ACKs: a little under one.
-            assert!(
-                (0.85..=1.0).contains(&growth),
-                "per-RTT growth {growth} in {cwnds:?}"
-            );
+            assert!((0.85..=1.0).contains(&growth), "per-RTT growth {growth} in {cwnds:?}");
         }
         let rounds = per_round(&net.sent, Duration::from_millis(100), 11);
         assert_eq!(rounds[0], 10);
@@ -451,10 +429,7 @@ mod tests {
             assert!(s.in_recovery());
             let out = drain(&mut s, ms(102));
             assert_eq!(out.len(), 1, "{variant}");
-            assert_eq!(
-                (out[0].seq, out[0].len, out[0].retransmit),
-                (1000, 1000, true)
-            );
+            assert_eq!((out[0].seq, out[0].len, out[0].retransmit), (1000, 1000, true));
             // ssthresh = 10 packets in flight / 2; cwnd = ssthresh + 3.
             assert_eq!(s.ssthresh_pkts(), 5.0);
             assert_eq!(s.cwnd_pkts(), 8.0);
@@ -577,10 +552,7 @@ mod tests {
         assert_eq!(out.iter().map(|x| x.len).collect::<Vec<_>>(), vec![500]);
         s.handle_ack(ms(50), &ack(500));
         let out = drain(&mut s, ms(50));
-        assert_eq!(
-            out.iter().map(|x| x.len).collect::<Vec<_>>(),
-            vec![500, 200]
-        );
+        assert_eq!(out.iter().map(|x| x.len).collect::<Vec<_>>(), vec![500, 200]);
         s.handle_ack(ms(100), &ack(1200));
         assert!(s.all_acked());
         assert_eq!(s.poll_timeout(), None);
@@ -595,9 +567,7 @@ mod tests {
                 delayed_ack: false,
                 ..TcpConfig::default()
             };
-            let mut net = Net::new(&cfg, TcpVariant::NewReno, 1000, |_| {
-                Some(Duration::from_millis(50))
-            });
+            let mut net = Net::new(&cfg, TcpVariant::NewReno, 1000, |_| Some(Duration::from_millis(50)));
             net.sender.push_app_bytes(SimTime::ZERO, 15_000);
             net.run_until(ms(2000));
             assert!(net.sender.all_acked());
@@ -614,12 +584,7 @@ mod tests {
 
     #[test]
     fn wire_sizes() {
-        let mut s = TcpSender::new(
-            &TcpConfig::default(),
-            TcpVariant::NewReno,
-            512,
-            SimTime::ZERO,
-        );
+        let mut s = TcpSender::new(&TcpConfig::default(), TcpVariant::NewReno, 512, SimTime::ZERO);
         s.set_backlogged(true);
         assert_eq!(s.poll_transmit(ms(0)).unwrap().wire_bytes(), 552);
         assert_eq!(ack(512).wire_bytes(), 40);
@@ -630,12 +595,8 @@ mod tests {
         let c: TcpConfig = toml::from_str("").unwrap();
         assert_eq!(c, TcpConfig::default());
         assert_eq!(c.validate(), Ok(()));
-        let c: TcpConfig =
-            toml::from_str("max_window_pkts = 32\ndelayed_ack = false\nmin_rto_s = 0.2").unwrap();
-        assert_eq!(
-            (c.max_window_pkts, c.delayed_ack, c.min_rto_s),
-            (32, false, 0.2)
-        );
+        let c: TcpConfig = toml::from_str("max_window_pkts = 32\ndelayed_ack = false\nmin_rto_s = 0.2").unwrap();
+        assert_eq!((c.max_window_pkts, c.delayed_ack, c.min_rto_s), (32, false, 0.2));
         assert_eq!(c.initial_cwnd_pkts, 1);
         assert!(toml::from_str::<TcpConfig>("max_window = 3").is_err());
     }
@@ -668,21 +629,14 @@ mod tests {
             }),
             "tcp.delayed_ack_timeout_s = 0: must be a number of seconds > 0 and <= 86400"
         );
-        assert!(bad(TcpConfig {
-            min_rto_s: -1.0,
-            ..d()
-        })
-        .starts_with("tcp.min_rto_s = -1:"));
+        assert!(bad(TcpConfig { min_rto_s: -1.0, ..d() }).starts_with("tcp.min_rto_s = -1:"));
         assert!(bad(TcpConfig {
             clock_granularity_s: f64::NAN,
             ..d()
         })
         .starts_with("tcp.clock_granularity_s = NaN:"));
         assert_eq!(
-            bad(TcpConfig {
-                max_rto_s: 0.5,
-                ..d()
-            }),
+            bad(TcpConfig { max_rto_s: 0.5, ..d() }),
             "tcp.max_rto_s = 0.5: must be >= tcp.min_rto_s = 1"
         );
         assert!(bad(TcpConfig {

@@ -233,8 +233,7 @@ impl TcpSender {
         self.in_recovery = true;
         self.partial_ack_seen = false;
         self.recover = self.snd_max;
-        self.cc
-            .on_fast_retransmit(&mut self.win, flight, self.dupacks);
+        self.cc.on_fast_retransmit(&mut self.win, flight, self.dupacks);
         self.rexmit_pending = Some(self.snd_una);
         self.stats.fast_retransmits += 1;
     }
@@ -250,8 +249,7 @@ impl TcpSender {
             return;
         }
         let flight = self.pkts(self.snd_nxt - self.snd_una);
-        self.cc
-            .on_rto(&mut self.win, flight, self.consecutive_rtos == 0);
+        self.cc.on_rto(&mut self.win, flight, self.consecutive_rtos == 0);
         self.consecutive_rtos += 1;
         self.stats.timeouts += 1;
         // Back off (RFC 6298 §5.5) and restart the timer (§5.6).
