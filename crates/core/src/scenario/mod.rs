@@ -63,7 +63,15 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
                 ScenarioError::new("", format!("not valid TOML: {}", one_line(&e.to_string())))
             })?;
             let de = toml::Deserializer::new(text);
-            serde_path_to_error::deserialize(de).map_err(|e| path_error(e.path().to_string(), &e.inner().to_string()))
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                let inner = e.inner();
+                let line = inner.span().map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
+                let msg = match line {
+                    Some(l) => format!("{} (line {l})", one_line(inner.message())),
+                    None => one_line(inner.message()),
+                };
+                path_error(e.path().to_string(), &msg)
+            })
         }
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
@@ -77,19 +85,10 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn path_error(path: String, inner: &str) -> ScenarioError {
-    // toml's messages carry a source excerpt; keep its first sentence.
-    let first = inner.lines().find(|l| !l.trim().is_empty()).unwrap_or(inner);
-    let mut msg = one_line(first);
-    if let Some(i) = msg.find("TOML parse error") {
-        msg = msg[i..].to_string();
-    }
+fn path_error(path: String, msg: &str) -> ScenarioError {
     let path = if path == "." { String::new() } else { path };
-    let msg = if msg.starts_with("missing field") {
-        format!("{msg} (required)")
-    } else {
-        msg
-    };
+    let msg = one_line(msg);
+    let msg = if msg.starts_with("missing field") { format!("{msg} (required)") } else { msg };
     ScenarioError::new(path, msg)
 }
 
