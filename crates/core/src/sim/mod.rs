@@ -73,6 +73,32 @@ struct FlowState {
     hops: Option<u32>,
 }
 
+/// Observations for invariant tests: every transmission start and every
+/// successful reception, recorded only when enabled.
+#[derive(Clone, Debug, Default)]
+pub struct Probe {
+    pub transmissions: Vec<TxRecord>,
+    pub receptions: Vec<RxRecord>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TxRecord {
+    pub node: u32,
+    pub at: SimTime,
+    pub kind: crate::mac::FrameKind,
+    /// The transmitter's NAV was set when the frame started.
+    pub nav_set: bool,
+    /// A DATA frame sent SIFS after a CTS for this node (a response).
+    pub after_cts: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct RxRecord {
+    pub node: u32,
+    pub start: SimTime,
+    pub end: SimTime,
+}
+
 #[derive(Default)]
 struct Counters {
     frames_sent: [u64; 4],
@@ -95,6 +121,9 @@ pub struct Simulator {
     bin_start: SimTime,
     n_bins: usize,
     finished: bool,
+    probe: Option<Probe>,
+    /// Per node, when the last CTS addressed to it was decoded (probe only).
+    last_cts_for: Vec<SimTime>,
 }
 
 impl Simulator {
@@ -214,8 +243,20 @@ impl Simulator {
             bin_start: SimTime::ZERO,
             n_bins,
             finished: false,
+            probe: None,
+            last_cts_for: Vec::new(),
             sc,
         }
+    }
+
+    /// Starts recording transmissions and receptions (for invariant tests).
+    pub fn enable_probe(&mut self) {
+        self.probe = Some(Probe::default());
+        self.last_cts_for = vec![SimTime::ZERO; self.nodes.len()];
+    }
+
+    pub fn probe(&self) -> Option<&Probe> {
+        self.probe.as_ref()
     }
 
     pub fn now(&self) -> SimTime {
@@ -279,6 +320,18 @@ impl Simulator {
             self.nodes[node as usize].mac.handle_medium_busy(now);
         }
         self.counters.frames_sent[frame.kind.index()] += 1;
+        if let Some(p) = self.probe.as_mut() {
+            let after_cts = frame.kind == crate::mac::FrameKind::Data
+                && self.last_cts_for[node as usize] + self.sc.dcf.sifs == now
+                && self.last_cts_for[node as usize] > SimTime::ZERO;
+            p.transmissions.push(TxRecord {
+                node,
+                at: now,
+                kind: frame.kind,
+                nav_set: self.nodes[node as usize].mac.nav().is_set(now),
+                after_cts,
+            });
+        }
         let packet = frame.msdu.map(|m| *self.packets.get(m.packet));
         let neighbors = self.channel.neighbors(node);
         let entry = Airborne {
@@ -346,6 +399,16 @@ impl Simulator {
         match res {
             Some(RxEnd::Ok(_)) => {
                 let frame = self.air[air as usize].frame;
+                if let Some(p) = self.probe.as_mut() {
+                    p.receptions.push(RxRecord {
+                        node,
+                        start: SimTime(now.as_nanos() - frame.airtime().as_nanos()),
+                        end: now,
+                    });
+                    if frame.kind == crate::mac::FrameKind::Cts && frame.rx == node {
+                        self.last_cts_for[node as usize] = now;
+                    }
+                }
                 self.mac_call(node, Some(air), |m, out| m.handle_rx(now, &frame, out));
             }
             Some(RxEnd::Error(_)) => self.nodes[node as usize].mac.handle_rx_error(now),
