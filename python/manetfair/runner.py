@@ -207,4 +207,5 @@ def describe(outcome: RunOutcome) -> str:
     how = "cached" if outcome.cached else f"simulated in {s.get('wall_s', 0.0):.2f} s"
     agg = s.get("aggregate_kbps")
     agg_text = f"aggregate {agg:.1f} kbit/s" if isinstance(agg, (int, float)) else ""
-    return f"seed {outcome.spec.seed} {variant} {agg_text} ({how})".replace("  ", " ").strip()
+    text = f"seed {outcome.spec.seed} {variant} {agg_text} ({how}, run {outcome.run_id[:12]})"
+    return " ".join(text.split())
