@@ -2,7 +2,14 @@
 //! 802.11 ad hoc networks. Protocol layers are state machines without I/O;
 //! the engine (`sim`) owns time, events and randomness.
 
+pub mod app;
 pub mod engine;
+pub mod mac;
+pub mod net;
+pub mod metrics;
+pub mod phy;
+pub mod scenario;
+pub mod sim;
 pub mod time;
 
 pub use time::{Duration, SimTime};

@@ -1,0 +1,3 @@
+//! Traffic sources, as generators without I/O.
+
+pub mod cbr;
