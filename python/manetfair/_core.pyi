@@ -6,7 +6,13 @@ class ScenarioError(ValueError):
     """A scenario the core rejects: one paragraph naming the key, the bad value and what is allowed."""
 
 def version() -> str: ...
-def check_scenario(text: str, fmt: str = "toml", origin: str = "<scenario>") -> str:
+def check_scenario(
+    text: str,
+    fmt: str = "toml",
+    origin: str = "<scenario>",
+    seed: int | None = None,
+    duration_s: float | None = None,
+) -> str:
     """Validates a scenario; returns the canonical JSON of the fully defaulted scenario."""
 
 def run_scenario(

@@ -415,7 +415,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
-    from manetfair.report import _fmt
+    from manetfair.report import fmt_number
 
     unavailable = [r for r in results if not r.available]
     for r in results:
@@ -429,7 +429,7 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
         width = max((len(v.what) for v in r.verdicts), default=5)
         out.write(f"  {'claim':<{width}}  {'paper':>10}  {'measured':>10}  {'dev':>7}  verdict\n")
         out.writelines(
-            f"  {v.what:<{width}}  {_fmt(v.paper):>10}  {_fmt(v.measured):>10}  "
+            f"  {v.what:<{width}}  {fmt_number(v.paper):>10}  {fmt_number(v.measured):>10}  "
             f"{v.margin_text():>7}  {'holds' if v.holds else 'does not hold'}\n"
             for v in r.verdicts
         )
@@ -446,6 +446,7 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from manetfair import claims
+    from manetfair.report import fmt_number
     from manetfair.runner import RunSpec, default_jobs, execute
     from manetfair.scenario import Scenario, parse_param
 
@@ -506,15 +507,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_OK
     cached = sum(o.cached for o in outcomes)
     print(f"{len(outcomes)} runs ({cached} from the store, {len(outcomes) - cached} simulated)")
-    head = keys + ["seeds", "aggregate kbit/s (95% CI)", "Jain index (95% CI)"]
-    print("  ".join(head))
+    head = [*keys, "seeds", "aggregate kbit/s (95% CI)", "Jain index (95% CI)"]
+    rows = []
     for point in points:
         cells = [str(point["variant"][k]) for k in keys] + [str(point["seeds"])]
         for name in ("aggregate_kbps", "jain_index"):
             m, h = point[name]["mean"], point[name]["ci95"]
-            cells.append(f"{m:.4g}" + (f" ± {h:.2g}" if h is not None else ""))
-        print("  ".join(cells))
+            cells.append(fmt_number(m) + (f" ± {fmt_number(h)}" if h is not None else ""))
+        rows.append(cells)
+    _print_table(head, rows, sys.stdout)
     return EXIT_OK
+
+
+def _print_table(head: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO) -> None:
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *rows)]
+    out.writelines(
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() + "\n"
+        for row in [head, *rows]
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:

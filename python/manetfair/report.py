@@ -50,7 +50,7 @@ def _verdict_word(v: claims_mod.Verdict) -> str:
     return "holds" if v.holds else "does not hold"
 
 
-def _fmt(x: float | None) -> str:
+def fmt_number(x: float | None) -> str:
     if x is None or not math.isfinite(x):
         return "n/a"
     return f"{x:.4g}" if abs(x) < 10 else f"{x:.1f}"
@@ -127,12 +127,12 @@ def _experiment_page(r: ExperimentResult, png: str | None) -> tuple[str, str]:
     ]
     for v in r.verdicts:
         md.append(
-            f"| {v.what} | {_fmt(v.paper)} | {_fmt(v.measured)} | {v.margin_text()} | "
+            f"| {v.what} | {fmt_number(v.paper)} | {fmt_number(v.measured)} | {v.margin_text()} | "
             f"{v.tolerance} | **{_verdict_word(v)}** |"
         )
         cls = "holds" if v.holds else "fails"
         hrow.append(
-            f"<tr><td>{html.escape(v.what)}</td><td>{_fmt(v.paper)}</td><td>{_fmt(v.measured)}"
+            f"<tr><td>{html.escape(v.what)}</td><td>{fmt_number(v.paper)}</td><td>{fmt_number(v.measured)}"
             f"</td><td>{v.margin_text()}</td><td>{html.escape(v.tolerance)}</td>"
             f'<td class="{cls}">{_verdict_word(v)}</td></tr>'
         )
@@ -172,7 +172,9 @@ def _variant_table(r: ExperimentResult) -> tuple[str, str]:
 
 def _pm(mc: tuple[float, float]) -> str:
     mean, half = mc
-    return _fmt(mean) if not math.isfinite(half) else f"{_fmt(mean)} ± {_fmt(half)}"
+    return (
+        fmt_number(mean) if not math.isfinite(half) else f"{fmt_number(mean)} ± {fmt_number(half)}"
+    )
 
 
 def _html_page(title: str, body: str) -> str:
