@@ -50,8 +50,19 @@ def _parse(text: str, fmt: str, origin: str) -> dict[str, Any]:
     return data
 
 
-def check_scenario(text: str, fmt: str = "toml", origin: str = "<scenario>") -> str:
-    return json.dumps(_parse(text, fmt, origin), sort_keys=True)
+def check_scenario(
+    text: str,
+    fmt: str = "toml",
+    origin: str = "<scenario>",
+    seed: int | None = None,
+    duration_s: float | None = None,
+) -> str:
+    data = _parse(text, fmt, origin)
+    if seed is not None:
+        data["seed"] = seed
+    if duration_s is not None:
+        data["duration_s"] = float(duration_s)
+    return json.dumps(data, sort_keys=True)
 
 
 def run_scenario(
@@ -62,9 +73,9 @@ def run_scenario(
     duration_s: float | None = None,
     progress: Callable[[float, float], None] | None = None,
 ) -> tuple[str, str]:
-    data = _parse(text, fmt, origin)
-    seed = data["seed"] if seed is None else seed
-    duration = float(data["duration_s"] if duration_s is None else duration_s)
+    data = json.loads(check_scenario(text, fmt, origin, seed, duration_s))
+    seed = data["seed"]
+    duration = float(data["duration_s"])
     delay = float(os.environ.get("FAKE_CORE_DELAY_S", "0"))
     if delay:
         time.sleep(delay)

@@ -112,11 +112,8 @@ def run(
     Keyword overrides set scenario keys, with `__` standing for the dot:
     `run("chain.toml", seed=3, mac__queue="red", flow__0__rate_kbps=400)`.
     """
-    from manetfair import _core
 
     keyed = {k.replace("__", "."): v for k, v in overrides.items()}
     sc = prepare(scenario, seed, duration_s, keyed)
-    summary_json, traces_json = _core.run_scenario(
-        sc.to_json(), "json", sc.origin, progress=progress
-    )
+    summary_json, traces_json = sc.run_in_core(progress)
     return RunResult(json.loads(summary_json), json.loads(traces_json), sc)

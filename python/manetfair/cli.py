@@ -223,15 +223,12 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from manetfair import _core
     from manetfair.api import RunResult, prepare
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()  # bad input fails here, before a progress bar appears
     with _sim_progress(args) as progress:
-        summary_json, traces_json = _core.run_scenario(
-            sc.to_json(), "json", sc.origin, progress=progress
-        )
+        summary_json, traces_json = sc.run_in_core(progress)
     result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
     if args.out is not None:
         for path in result.write(args.out):

@@ -112,7 +112,7 @@ class Experiment:
         if layout is not None:
             layouts.apply(data, layout, origin)
         data.setdefault("name", self.id)
-        return Scenario(data, origin, self.source.parent)
+        return Scenario(data, origin)
 
     def specs(
         self, quick: bool, seeds: int | None = None, duration_s: float | None = None

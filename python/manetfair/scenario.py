@@ -12,11 +12,12 @@ import copy
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from manetfair.errors import InputError
 
@@ -31,12 +32,14 @@ class Scenario:
     """A scenario as nested dicts and lists (the scenario file's keys), with its origin.
 
     `origin` names where it came from (a path, or "<scenario>") so that the core's
-    error messages can point at it.
+    error messages can point at it. `source_text` is the TOML it was read from: while
+    `data` still says what that text says (apart from seed and duration), the core is
+    given the text itself, so its messages cite the file's own lines and columns.
     """
 
     data: dict[str, Any]
     origin: str = "<scenario>"
-    base_dir: Path | None = field(default=None, compare=False)
+    source_text: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Scenario:
@@ -51,20 +54,18 @@ class Scenario:
             raise InputError(f"{p}: not a TOML scenario file (not UTF-8 text: {exc})") from None
         except OSError as exc:
             raise InputError(f"{p}: cannot read the scenario file ({exc.strerror})") from None
-        return cls.from_toml(text, origin=str(p), base_dir=p.parent)
+        return cls.from_toml(text, origin=str(p))
 
     @classmethod
-    def from_toml(
-        cls, text: str, origin: str = "<scenario>", base_dir: Path | None = None
-    ) -> Scenario:
+    def from_toml(cls, text: str, origin: str = "<scenario>") -> Scenario:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"{origin}: not valid TOML: {exc}") from None
-        return cls(data, origin, base_dir)
+        return cls(data, origin, text)
 
     def copy(self) -> Scenario:
-        return Scenario(copy.deepcopy(self.data), self.origin, self.base_dir)
+        return Scenario(copy.deepcopy(self.data), self.origin, self.source_text)
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
         """A copy with each dotted key of `overrides` set (see `set_path`)."""
@@ -85,19 +86,59 @@ class Scenario:
     def to_json(self) -> str:
         return json.dumps(self.data, sort_keys=True)
 
+    def core_input(self) -> tuple[str, str, dict[str, Any]]:
+        """(text, fmt, seed/duration keyword arguments) to hand this scenario to the core.
+
+        The source TOML when `data` differs from it at most in seed and duration (given
+        as keyword arguments), else JSON of `data`.
+        """
+        if self.source_text is not None:
+            base = tomllib.loads(self.source_text)
+            run_keys = ("seed", "duration_s")
+            rest = {k: v for k, v in self.data.items() if k not in run_keys}
+            if rest == {k: v for k, v in base.items() if k not in run_keys} and all(
+                k in self.data or k not in base for k in run_keys
+            ):
+                kwargs = {
+                    k: self.data[k]
+                    for k in run_keys
+                    if k in self.data and self.data[k] != base.get(k)
+                }
+                return self.source_text, "toml", kwargs
+        return self.to_json(), "json", {}
+
     def canonical_json(self) -> str:
         """The core's canonical JSON of this scenario with every default filled in.
 
         Raises the core's ScenarioError if the scenario is not valid.
         """
+        return str(self._call_core("check_scenario"))
+
+    def run_in_core(
+        self, progress: Callable[[float, float], None] | None = None
+    ) -> tuple[str, str]:
+        """Runs the scenario in the native core, in this process: (summary, traces) JSON."""
+        summary_json, traces_json = self._call_core("run_scenario", progress=progress)
+        return summary_json, traces_json
+
+    def _call_core(self, name: str, **extra: Any) -> Any:
         from manetfair import _core
 
-        return _core.check_scenario(self.to_json(), "json", self.origin)
+        text, fmt, kwargs = self.core_input()
+        try:
+            return getattr(_core, name)(text, fmt, self.origin, **kwargs, **extra)
+        except _core.ScenarioError as exc:
+            if fmt != "json":
+                raise
+            # Positions in JSON this module generated would mislead: drop them.
+            raise type(exc)(_JSON_POSITION.sub("", str(exc))) from None
 
     def scenario_hash(self) -> str:
         """SHA-256 (hex) of `canonical_json()`: two scenarios that run alike hash alike."""
         return hash_canonical(self.canonical_json())
 
+
+_JSON_POSITION = re.compile(r" at line \d+ column \d+$")
 
 ScenarioLike = Union[Scenario, Mapping[str, Any], str, "os.PathLike[str]"]
 
