@@ -5,11 +5,12 @@
 pub mod app;
 pub mod engine;
 pub mod mac;
-pub mod net;
 pub mod metrics;
+pub mod net;
 pub mod phy;
 pub mod scenario;
 pub mod sim;
 pub mod time;
+pub mod transport;
 
 pub use time::{Duration, SimTime};

@@ -10,18 +10,26 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::time::Instant;
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario that cannot run: the message names the key, the value and what is allowed.");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario that cannot run: the message names the key, the value and what is allowed."
+);
 
 fn format_of(fmt: &str) -> PyResult<Format> {
     match fmt {
         "toml" => Ok(Format::Toml),
         "json" => Ok(Format::Json),
-        other => Err(PyValueError::new_err(format!("fmt must be \"toml\" or \"json\", not {other:?}"))),
+        other => Err(PyValueError::new_err(format!(
+            "fmt must be \"toml\" or \"json\", not {other:?}"
+        ))),
     }
 }
 
 fn load(text: &str, fmt: &str, origin: &str, seed: Option<u64>, duration_s: Option<f64>) -> PyResult<Scenario> {
-    scenario::load(text, format_of(fmt)?, seed, duration_s).map_err(|e| ScenarioError::new_err(format!("{origin}: {e}")))
+    scenario::load(text, format_of(fmt)?, seed, duration_s)
+        .map_err(|e| ScenarioError::new_err(format!("{origin}: {e}")))
 }
 
 #[pyfunction]

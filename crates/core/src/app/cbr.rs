@@ -48,6 +48,9 @@ mod tests {
             times.push(t);
             c.on_send();
         }
-        assert_eq!(times, vec![SimTime(1_000_000_000), SimTime(1_100_000_000), SimTime(1_200_000_000)]);
+        assert_eq!(
+            times,
+            vec![SimTime(1_000_000_000), SimTime(1_100_000_000), SimTime(1_200_000_000)]
+        );
     }
 }

@@ -350,7 +350,10 @@ impl Dcf {
             FrameKind::Rts => {
                 // §9.3.2.6: answer an RTS with a CTS only if the NAV is clear.
                 if !self.in_exchange() && !self.nav.is_set(now) {
-                    let dur = f.duration.as_nanos().saturating_sub((self.cfg.sifs + self.cfg.cts_time()).as_nanos());
+                    let dur = f
+                        .duration
+                        .as_nanos()
+                        .saturating_sub((self.cfg.sifs + self.cfg.cts_time()).as_nanos());
                     self.respond(now, self.control(FrameKind::Cts, f.tx, Duration(dur)), out);
                 }
             }

@@ -113,7 +113,11 @@ impl InterfaceQueue {
     pub fn take_mean_len(&mut self, now: SimTime, since: SimTime) -> f64 {
         self.account(now);
         let span = now.saturating_since(since).as_nanos();
-        let mean = if span == 0 { self.len() as f64 } else { self.area as f64 / span as f64 };
+        let mean = if span == 0 {
+            self.len() as f64
+        } else {
+            self.area as f64 / span as f64
+        };
         self.area = 0;
         mean
     }

@@ -78,7 +78,10 @@ impl StaticRoutes {
     }
 
     pub fn next_hop(&self, node: u32, dst: u32, flow: Option<u32>) -> Option<u32> {
-        if let Some(p) = flow.and_then(|f| self.explicit.get(f as usize)).and_then(|x| x.as_ref()) {
+        if let Some(p) = flow
+            .and_then(|f| self.explicit.get(f as usize))
+            .and_then(|x| x.as_ref())
+        {
             let hops = if dst == p.dst {
                 &p.forward
             } else if dst == p.src {

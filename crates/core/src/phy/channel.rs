@@ -83,7 +83,10 @@ impl Channel {
 
     /// Whether `to` can decode frames from `from` (distance within tx range).
     pub fn in_rx_range(&self, from: u32, to: u32) -> bool {
-        self.within(self.positions[from as usize].distance(&self.positions[to as usize]), self.tx_range_m)
+        self.within(
+            self.positions[from as usize].distance(&self.positions[to as usize]),
+            self.tx_range_m,
+        )
     }
 
     /// Distances equal to a range count as inside it: a frame decodes at
@@ -93,7 +96,10 @@ impl Channel {
     }
 
     fn cell(&self, p: &Position) -> (i64, i64) {
-        ((p.x / self.cs_range_m).floor() as i64, (p.y / self.cs_range_m).floor() as i64)
+        (
+            (p.x / self.cs_range_m).floor() as i64,
+            (p.y / self.cs_range_m).floor() as i64,
+        )
     }
 
     fn compute_neighbors(&self, i: u32) -> Vec<Neighbor> {
@@ -161,7 +167,12 @@ mod tests {
     use super::*;
 
     fn chain(n: usize, spacing: f64) -> Channel {
-        let pos = (0..n).map(|i| Position { x: i as f64 * spacing, y: 0.0 }).collect();
+        let pos = (0..n)
+            .map(|i| Position {
+                x: i as f64 * spacing,
+                y: 0.0,
+            })
+            .collect();
         Channel::new(pos, 250.0, 550.0, 10.0)
     }
 

@@ -40,8 +40,7 @@ impl TwoRayGround {
     pub fn rx_power_w(&self, d: f64) -> f64 {
         let d = d.max(1e-3);
         if d < self.crossover_m {
-            self.tx_power_w * self.lambda * self.lambda
-                / ((4.0 * PI).powi(2) * d * d * SYSTEM_LOSS)
+            self.tx_power_w * self.lambda * self.lambda / ((4.0 * PI).powi(2) * d * d * SYSTEM_LOSS)
         } else {
             let h2 = ANTENNA_HEIGHT_M * ANTENNA_HEIGHT_M;
             self.tx_power_w * h2 * h2 / (d.powi(4) * SYSTEM_LOSS)

@@ -57,15 +57,16 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
     match format {
         Format::Toml => {
             // Syntax first, so that "not TOML" is told apart from a bad key.
-            let _: toml::Table = text
-                .parse()
-                .map_err(|e: toml::de::Error| ScenarioError::new("", format!("not valid TOML: {}", one_line(&e.to_string()))))?;
+            let _: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+                ScenarioError::new("", format!("not valid TOML: {}", one_line(&e.to_string())))
+            })?;
             let de = toml::Deserializer::new(text);
             serde_path_to_error::deserialize(de).map_err(|e| path_error(e.path().to_string(), &e.inner().to_string()))
         }
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
-            serde_path_to_error::deserialize(&mut de).map_err(|e| path_error(e.path().to_string(), &e.inner().to_string()))
+            serde_path_to_error::deserialize(&mut de)
+                .map_err(|e| path_error(e.path().to_string(), &e.inner().to_string()))
         }
     }
 }
@@ -172,7 +173,8 @@ fn fmt_list(xs: &[&str]) -> String {
 }
 
 fn rate(key: &str, mbps: f64) -> Result<Rate> {
-    Rate::from_mbps(mbps).ok_or_else(|| ScenarioError::new(key, format!("{mbps} is not an 802.11b rate; allowed: 1, 2, 5.5, 11")))
+    Rate::from_mbps(mbps)
+        .ok_or_else(|| ScenarioError::new(key, format!("{mbps} is not an 802.11b rate; allowed: 1, 2, 5.5, 11")))
 }
 
 /// Parses and validates; `seed` and `duration_s` override the file.
@@ -199,19 +201,38 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
     if r.cs_range_m < r.tx_range_m {
         return Err(ScenarioError::new(
             "radio.cs_range_m",
-            format!("{} is below radio.tx_range_m = {}; carrier sense must reach at least as far as decoding", r.cs_range_m, r.tx_range_m),
+            format!(
+                "{} is below radio.tx_range_m = {}; carrier sense must reach at least as far as decoding",
+                r.cs_range_m, r.tx_range_m
+            ),
         ));
     }
     if r.propagation != "two-ray-ground" {
-        return Err(ScenarioError::new("radio.propagation", format!("\"{}\" is not a propagation model; allowed: \"two-ray-ground\"", r.propagation)));
+        return Err(ScenarioError::new(
+            "radio.propagation",
+            format!(
+                "\"{}\" is not a propagation model; allowed: \"two-ray-ground\"",
+                r.propagation
+            ),
+        ));
     }
     if !(r.capture_threshold_db.is_finite() && r.capture_threshold_db >= 0.0) {
-        return Err(ScenarioError::new("radio.capture_threshold_db", format!("{} must be a number of dB >= 0", r.capture_threshold_db)));
+        return Err(ScenarioError::new(
+            "radio.capture_threshold_db",
+            format!("{} must be a number of dB >= 0", r.capture_threshold_db),
+        ));
     }
 
     let m = &file.mac;
     let queue = QueueKind::parse(&m.queue).ok_or_else(|| {
-        ScenarioError::new("mac.queue", format!("\"{}\" is not a queue discipline; allowed: {}", m.queue, fmt_list(QueueKind::NAMES)))
+        ScenarioError::new(
+            "mac.queue",
+            format!(
+                "\"{}\" is not a queue discipline; allowed: {}",
+                m.queue,
+                fmt_list(QueueKind::NAMES)
+            ),
+        )
     })?;
     for (key, v) in [
         ("mac.short_retry_limit", m.short_retry_limit),
@@ -225,10 +246,16 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         }
     }
     if !(m.cw_min + 1).is_power_of_two() || m.cw_min < 1 {
-        return Err(ScenarioError::new("mac.cw_min", format!("{} must be 2^k - 1 with k >= 1 (e.g. 31)", m.cw_min)));
+        return Err(ScenarioError::new(
+            "mac.cw_min",
+            format!("{} must be 2^k - 1 with k >= 1 (e.g. 31)", m.cw_min),
+        ));
     }
     if !(m.cw_max + 1).is_power_of_two() || m.cw_max < m.cw_min {
-        return Err(ScenarioError::new("mac.cw_max", format!("{} must be 2^k - 1 and >= mac.cw_min = {}", m.cw_max, m.cw_min)));
+        return Err(ScenarioError::new(
+            "mac.cw_max",
+            format!("{} must be 2^k - 1 and >= mac.cw_min = {}", m.cw_max, m.cw_min),
+        ));
     }
     let dcf = DcfConfig {
         slot: Duration::from_micros(m.slot_us as u64),
@@ -245,10 +272,16 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
     let routing = match file.routing.protocol.as_str() {
         "static" => RoutingKind::Static,
         "aodv" => {
-            return Err(ScenarioError::new("routing.protocol", "\"aodv\" is not available in this build yet; allowed: \"static\""));
+            return Err(ScenarioError::new(
+                "routing.protocol",
+                "\"aodv\" is not available in this build yet; allowed: \"static\"",
+            ));
         }
         other => {
-            return Err(ScenarioError::new("routing.protocol", format!("\"{other}\" is not a routing protocol; allowed: \"static\", \"aodv\"")));
+            return Err(ScenarioError::new(
+                "routing.protocol",
+                format!("\"{other}\" is not a routing protocol; allowed: \"static\", \"aodv\""),
+            ));
         }
     };
 
@@ -258,18 +291,33 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         node_ids.iter().position(|&x| x == id).map(|i| i as u32).ok_or_else(|| {
             let range = if file.topology.kind == "explicit" {
                 let ids: Vec<String> = node_ids.iter().take(20).map(|x| x.to_string()).collect();
-                format!("the [[node]] ids: {}{}", ids.join(", "), if n > 20 { ", ..." } else { "" })
+                format!(
+                    "the [[node]] ids: {}{}",
+                    ids.join(", "),
+                    if n > 20 { ", ..." } else { "" }
+                )
             } else {
                 format!("0 to {}", n - 1)
             };
-            ScenarioError::new(key, format!("{id} is not a node of this topology; node ids are {range}"))
+            ScenarioError::new(
+                key,
+                format!("{id} is not a node of this topology; node ids are {range}"),
+            )
         })
     };
 
     // Connectivity over the transmission range, for static routes.
-    let channel = crate::phy::channel::Channel::new(positions.clone(), r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
+    let channel =
+        crate::phy::channel::Channel::new(positions.clone(), r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
     let adj: Vec<Vec<u32>> = (0..n as u32)
-        .map(|i| channel.neighbors(i).iter().filter(|nb| nb.in_rx_range).map(|nb| nb.node).collect())
+        .map(|i| {
+            channel
+                .neighbors(i)
+                .iter()
+                .filter(|nb| nb.in_rx_range)
+                .map(|nb| nb.node)
+                .collect()
+        })
         .collect();
 
     let mut flows = Vec::with_capacity(file.flows.len());
@@ -278,56 +326,102 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         let src = index_of(&k("src"), f.src)?;
         let dst = index_of(&k("dst"), f.dst)?;
         if src == dst {
-            return Err(ScenarioError::new(k("dst"), format!("{} equals flow[{i}].src; a flow needs two different nodes", f.dst)));
+            return Err(ScenarioError::new(
+                k("dst"),
+                format!("{} equals flow[{i}].src; a flow needs two different nodes", f.dst),
+            ));
         }
         let transport = match f.transport.as_str() {
             "udp" => Transport::Udp,
             t if Transport::PLANNED.contains(&t) => {
                 return Err(ScenarioError::new(
                     k("transport"),
-                    format!("\"{t}\" is not available in this build yet; allowed: {}", fmt_list(Transport::NAMES)),
+                    format!(
+                        "\"{t}\" is not available in this build yet; allowed: {}",
+                        fmt_list(Transport::NAMES)
+                    ),
                 ));
             }
             t => {
-                return Err(ScenarioError::new(k("transport"), format!("\"{t}\" is not a transport; allowed: {}", fmt_list(Transport::NAMES))));
+                return Err(ScenarioError::new(
+                    k("transport"),
+                    format!("\"{t}\" is not a transport; allowed: {}", fmt_list(Transport::NAMES)),
+                ));
             }
         };
         let app = match f.app.as_str() {
             "cbr" => {
-                let rate = f.rate_kbps.ok_or_else(|| ScenarioError::new(k("rate_kbps"), "missing: app \"cbr\" needs rate_kbps (a positive number)"))?;
+                let rate = f.rate_kbps.ok_or_else(|| {
+                    ScenarioError::new(
+                        k("rate_kbps"),
+                        "missing: app \"cbr\" needs rate_kbps (a positive number)",
+                    )
+                })?;
                 positive(&k("rate_kbps"), rate)?;
                 App::Cbr { rate_kbps: rate }
             }
             "ftp" => {
-                return Err(ScenarioError::new(k("app"), "\"ftp\" needs a TCP transport, which this build does not have yet; allowed with \"udp\": \"cbr\""));
+                return Err(ScenarioError::new(
+                    k("app"),
+                    "\"ftp\" needs a TCP transport, which this build does not have yet; allowed with \"udp\": \"cbr\"",
+                ));
             }
-            a => return Err(ScenarioError::new(k("app"), format!("\"{a}\" is not an application; allowed: \"cbr\", \"ftp\""))),
+            a => {
+                return Err(ScenarioError::new(
+                    k("app"),
+                    format!("\"{a}\" is not an application; allowed: \"cbr\", \"ftp\""),
+                ))
+            }
         };
         if f.rate_kbps.is_some() && !matches!(app, App::Cbr { .. }) {
             return Err(ScenarioError::new(k("rate_kbps"), "only app = \"cbr\" takes a rate"));
         }
         if f.packet_bytes == 0 || f.packet_bytes > MAX_MSDU_BYTES - 28 {
-            return Err(ScenarioError::new(k("packet_bytes"), format!("{} must be between 1 and {}", f.packet_bytes, MAX_MSDU_BYTES - 28)));
+            return Err(ScenarioError::new(
+                k("packet_bytes"),
+                format!("{} must be between 1 and {}", f.packet_bytes, MAX_MSDU_BYTES - 28),
+            ));
         }
         if !(f.start_s.is_finite() && f.start_s >= 0.0) {
-            return Err(ScenarioError::new(k("start_s"), format!("{} must be a number of seconds >= 0", f.start_s)));
+            return Err(ScenarioError::new(
+                k("start_s"),
+                format!("{} must be a number of seconds >= 0", f.start_s),
+            ));
         }
         if f.start_s >= file.duration_s {
-            return Err(ScenarioError::new(k("start_s"), format!("{} is not before the end of the run (duration_s = {})", f.start_s, file.duration_s)));
+            return Err(ScenarioError::new(
+                k("start_s"),
+                format!(
+                    "{} is not before the end of the run (duration_s = {})",
+                    f.start_s, file.duration_s
+                ),
+            ));
         }
         let stop_s = f.stop_s.unwrap_or(file.duration_s);
         if !(stop_s.is_finite() && stop_s > f.start_s) {
-            return Err(ScenarioError::new(k("stop_s"), format!("{stop_s} must be after start_s = {}", f.start_s)));
+            return Err(ScenarioError::new(
+                k("stop_s"),
+                format!("{stop_s} must be after start_s = {}", f.start_s),
+            ));
         }
         let route = match &f.route {
             None => None,
             Some(path) => {
                 if routing != RoutingKind::Static {
-                    return Err(ScenarioError::new(k("route"), "an explicit route needs routing.protocol = \"static\""));
+                    return Err(ScenarioError::new(
+                        k("route"),
+                        "an explicit route needs routing.protocol = \"static\"",
+                    ));
                 }
-                let idx: Vec<u32> = path.iter().map(|&id| index_of(&k("route"), id)).collect::<Result<_>>()?;
+                let idx: Vec<u32> = path
+                    .iter()
+                    .map(|&id| index_of(&k("route"), id))
+                    .collect::<Result<_>>()?;
                 if idx.len() < 2 || idx[0] != src || idx[idx.len() - 1] != dst {
-                    return Err(ScenarioError::new(k("route"), format!("{path:?} must start at src = {} and end at dst = {}", f.src, f.dst)));
+                    return Err(ScenarioError::new(
+                        k("route"),
+                        format!("{path:?} must start at src = {} and end at dst = {}", f.src, f.dst),
+                    ));
                 }
                 let mut seen = idx.clone();
                 seen.sort_unstable();
@@ -339,7 +433,10 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
                     if !channel.in_rx_range(w[0], w[1]) {
                         return Err(ScenarioError::new(
                             k("route"),
-                            format!("hop {} -> {} is longer than radio.tx_range_m = {} m", ids[0], ids[1], r.tx_range_m),
+                            format!(
+                                "hop {} -> {} is longer than radio.tx_range_m = {} m",
+                                ids[0], ids[1], r.tx_range_m
+                            ),
                         ));
                     }
                 }

@@ -6,14 +6,30 @@ use crate::mac::MacTimer;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Event {
     /// A transmission's first bit reaches `node` with this power.
-    SignalStart { node: u32, air: u32, power_w: f64 },
+    SignalStart {
+        node: u32,
+        air: u32,
+        power_w: f64,
+    },
     /// Its last bit passes `node`.
-    SignalEnd { node: u32, air: u32 },
+    SignalEnd {
+        node: u32,
+        air: u32,
+    },
     /// The transmitter's own transmission ends.
-    TxEnd { node: u32, air: u32 },
-    MacTimer { node: u32, timer: MacTimer, gen: u32 },
+    TxEnd {
+        node: u32,
+        air: u32,
+    },
+    MacTimer {
+        node: u32,
+        timer: MacTimer,
+        gen: u32,
+    },
     /// A flow's application has a packet due.
-    AppSend { flow: u32 },
+    AppSend {
+        flow: u32,
+    },
     /// A trace bin ends.
     Sample,
 }

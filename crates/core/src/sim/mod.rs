@@ -9,9 +9,11 @@ use crate::app::cbr::Cbr;
 use crate::engine::{stream, EventQueue, Purpose};
 use crate::mac::dcf::{Dcf, MacAction};
 use crate::mac::frame::{Frame, Msdu, BROADCAST};
-use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, Summary, Traces};
 use crate::metrics::jain_index;
-use crate::net::packet::{Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES};
+use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, Summary, Traces};
+use crate::net::packet::{
+    Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES,
+};
 use crate::net::queue::{InterfaceQueue, Queued};
 use crate::net::static_routes::StaticRoutes;
 use crate::phy::channel::Channel;
@@ -78,7 +80,12 @@ pub struct Simulator {
 
 impl Simulator {
     pub fn new(sc: Scenario) -> Self {
-        let channel = Channel::new(sc.positions.clone(), sc.radio.tx_range_m, sc.radio.cs_range_m, sc.radio.capture_db);
+        let channel = Channel::new(
+            sc.positions.clone(),
+            sc.radio.tx_range_m,
+            sc.radio.cs_range_m,
+            sc.radio.capture_db,
+        );
         let th = channel.thresholds;
         let n = sc.positions.len();
         let nodes = (0..n)
@@ -91,7 +98,14 @@ impl Simulator {
             })
             .collect();
         let adj: Vec<Vec<u32>> = (0..n as u32)
-            .map(|i| channel.neighbors(i).iter().filter(|nb| nb.in_rx_range).map(|nb| nb.node).collect())
+            .map(|i| {
+                channel
+                    .neighbors(i)
+                    .iter()
+                    .filter(|nb| nb.in_rx_range)
+                    .map(|nb| nb.node)
+                    .collect()
+            })
             .collect();
         let dsts = sc.flows.iter().flat_map(|f| [f.dst, f.src]);
         let mut routes = StaticRoutes::new(&adj, dsts, sc.flows.len());
@@ -242,7 +256,8 @@ impl Simulator {
                     power_w: nb.power_w,
                 },
             );
-            self.q.schedule(start + airtime, Event::SignalEnd { node: nb.node, air: id });
+            self.q
+                .schedule(start + airtime, Event::SignalEnd { node: nb.node, air: id });
         }
         self.q.schedule(now + airtime, Event::TxEnd { node, air: id });
     }
@@ -537,7 +552,10 @@ impl Simulator {
             jain_index: jain_index(&tputs),
             flows,
             mac,
-            drops: crate::net::DropCause::ALL.iter().map(|c| (c.name(), l.dropped[*c as usize])).collect(),
+            drops: crate::net::DropCause::ALL
+                .iter()
+                .map(|c| (c.name(), l.dropped[*c as usize]))
+                .collect(),
             ledger: LedgerSummary {
                 generated: l.generated,
                 delivered: l.delivered,
@@ -557,7 +575,12 @@ impl Simulator {
         t.flow_throughput_kbps = self
             .flows
             .iter()
-            .map(|f| f.bins.iter().map(|&b| b as f64 * 8.0 / 1000.0 / BIN.as_secs_f64()).collect())
+            .map(|f| {
+                f.bins
+                    .iter()
+                    .map(|&b| b as f64 * 8.0 / 1000.0 / BIN.as_secs_f64())
+                    .collect()
+            })
             .collect();
         t.tcp = vec![None; self.flows.len()];
         t
@@ -578,7 +601,11 @@ impl Simulator {
 pub fn run(sc: Scenario) -> (Summary, Traces) {
     let mut sim = Simulator::new(sc);
     sim.run();
-    assert!(sim.ledger_balanced(), "packet ledger does not balance: {:?}", sim.packets.ledger);
+    assert!(
+        sim.ledger_balanced(),
+        "packet ledger does not balance: {:?}",
+        sim.packets.ledger
+    );
     (sim.summary(0.0), sim.traces())
 }
 

@@ -77,7 +77,10 @@ fn rts_cts_data_ack_exchange() {
     let (t, o) = fire(&mut b, &bo, MacTimer::Response);
     assert_eq!(t, us(412));
     let cts = transmitted(&o).unwrap();
-    assert_eq!((cts.kind, cts.rx, cts.duration), (FrameKind::Cts, A, Duration::from_micros(4740)));
+    assert_eq!(
+        (cts.kind, cts.rx, cts.duration),
+        (FrameKind::Cts, A, Duration::from_micros(4740))
+    );
     b.handle_tx_end(us(716), &mut Vec::new());
 
     let mut out = Vec::new();
@@ -85,7 +88,10 @@ fn rts_cts_data_ack_exchange() {
     let (t, o) = fire(&mut a, &out, MacTimer::Response);
     assert_eq!(t, us(726));
     let data = transmitted(&o).unwrap();
-    assert_eq!((data.kind, data.duration, data.retry), (FrameKind::Data, Duration::from_micros(314), false));
+    assert_eq!(
+        (data.kind, data.duration, data.retry),
+        (FrameKind::Data, Duration::from_micros(314), false)
+    );
     let mut out = Vec::new();
     a.handle_tx_end(us(5142), &mut out);
     assert_eq!(timer(&out, MacTimer::Timeout).unwrap().0, us(5476));
@@ -101,7 +107,10 @@ fn rts_cts_data_ack_exchange() {
     let mut out = Vec::new();
     a.handle_medium_busy(us(5152));
     a.handle_rx(us(5456), &ack, &mut out);
-    assert!(out.contains(&MacAction::TxDone { msdu: msdu(), next_hop: B }));
+    assert!(out.contains(&MacAction::TxDone {
+        msdu: msdu(),
+        next_hop: B
+    }));
     a.handle_medium_idle(us(5456), &mut out);
     // A backoff follows every transmission: DIFS plus the drawn slots.
     let slots = a.backoff_slots() as u64;
@@ -221,7 +230,10 @@ fn short_retry_limit_drops_and_signals_link_failure() {
         assert_eq!(tt, now + Duration::from_micros(10 + 304 + 20));
         cws.push(a.cw());
         if o.iter().any(|x| matches!(x, MacAction::TxFailed { .. })) {
-            assert!(o.contains(&MacAction::TxFailed { msdu: msdu(), next_hop: B }));
+            assert!(o.contains(&MacAction::TxFailed {
+                msdu: msdu(),
+                next_hop: B
+            }));
             break;
         }
         out = o;
@@ -302,9 +314,15 @@ fn broadcast_goes_without_rts_or_ack_at_the_basic_rate() {
     a.handle_msdu(us(0), msdu(), BROADCAST, &mut out);
     let (t, o) = fire(&mut a, &out, MacTimer::Access);
     let f = transmitted(&o).unwrap();
-    assert_eq!((f.kind, f.rx, f.rate, f.duration), (FrameKind::Data, BROADCAST, Rate::MBPS_1, Duration::ZERO));
+    assert_eq!(
+        (f.kind, f.rx, f.rate, f.duration),
+        (FrameKind::Data, BROADCAST, Rate::MBPS_1, Duration::ZERO)
+    );
     let mut o = Vec::new();
     a.handle_tx_end(t + f.airtime(), &mut o);
-    assert!(o.contains(&MacAction::TxDone { msdu: msdu(), next_hop: BROADCAST }));
+    assert!(o.contains(&MacAction::TxDone {
+        msdu: msdu(),
+        next_hop: BROADCAST
+    }));
     assert!(timer(&o, MacTimer::Timeout).is_none());
 }
