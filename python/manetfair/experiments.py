@@ -156,12 +156,17 @@ class Experiment:
 
 
 def experiments_dir() -> Path:
-    """`$MANETFAIR_EXPERIMENTS`, else the source tree's experiments/, else the packaged copy."""
+    """`$MANETFAIR_EXPERIMENTS`; else the experiments/ of the source tree this package
+    runs from (an editable install), a packaged copy, or ./experiments."""
     env = os.environ.get(EXPERIMENTS_ENV)
     if env:
         return Path(env)
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent.parent / "experiments", here / "experiments"):
+    for candidate in (
+        here.parent.parent / "experiments",
+        here / "experiments",
+        Path.cwd() / "experiments",
+    ):
         if candidate.is_dir():
             return candidate
     raise InputError(
