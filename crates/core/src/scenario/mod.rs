@@ -65,7 +65,9 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
             let de = toml::Deserializer::new(text);
             serde_path_to_error::deserialize(de).map_err(|e| {
                 let inner = e.inner();
-                let line = inner.span().map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
+                let line = inner
+                    .span()
+                    .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
                 let msg = match line {
                     Some(l) => format!("{} (line {l})", one_line(inner.message())),
                     None => one_line(inner.message()),
@@ -88,7 +90,11 @@ fn one_line(s: &str) -> String {
 fn path_error(path: String, msg: &str) -> ScenarioError {
     let path = if path == "." { String::new() } else { path };
     let msg = one_line(msg);
-    let msg = if msg.starts_with("missing field") { format!("{msg} (required)") } else { msg };
+    let msg = if msg.starts_with("missing field") {
+        format!("{msg} (required)")
+    } else {
+        msg
+    };
     ScenarioError::new(path, msg)
 }
 

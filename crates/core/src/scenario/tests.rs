@@ -46,13 +46,21 @@ fn not_toml() {
 
 #[test]
 fn unknown_key_lists_what_is_allowed() {
-    assert_err(&format!("{BASE}\n[mac]\nqueue_capacity = 5\n"), "mac.queue_capacity", &["queue_capacity_pkts", "line 9"]);
+    assert_err(
+        &format!("{BASE}\n[mac]\nqueue_capacity = 5\n"),
+        "mac.queue_capacity",
+        &["queue_capacity_pkts", "line 9"],
+    );
     assert_err(&format!("durations = 3\n{BASE}"), "durations", &["duration_s"]);
 }
 
 #[test]
 fn wrong_type() {
-    assert_err(&BASE.replace("nodes = 3", "nodes = \"three\""), "topology.nodes", &["three"]);
+    assert_err(
+        &BASE.replace("nodes = 3", "nodes = \"three\""),
+        "topology.nodes",
+        &["three"],
+    );
 }
 
 #[test]
@@ -78,7 +86,11 @@ fn flow_after_the_end() {
 
 #[test]
 fn cs_range_below_tx_range() {
-    assert_err(&format!("{BASE}\n[radio]\ncs_range_m = 200.0\n"), "radio.cs_range_m", &["200", "tx_range_m"]);
+    assert_err(
+        &format!("{BASE}\n[radio]\ncs_range_m = 200.0\n"),
+        "radio.cs_range_m",
+        &["200", "tx_range_m"],
+    );
 }
 
 #[test]
@@ -90,18 +102,42 @@ fn unreachable_destination() {
 
 #[test]
 fn names_and_choices() {
-    assert_err(&flow("").replace("\"udp\"", "\"tcp-vegas\""), "flow[0].transport", &["tcp-vegas", "tcp-newreno"]);
+    assert_err(
+        &flow("").replace("\"udp\"", "\"tcp-vegas\""),
+        "flow[0].transport",
+        &["tcp-vegas", "tcp-newreno"],
+    );
     assert_err(&flow("").replace("\"cbr\"", "\"ftp\""), "flow[0].app", &["ftp", "udp"]);
-    assert_err(&format!("{BASE}\n[mac]\nqueue = \"fifo\"\n"), "mac.queue", &["fifo", "droptail"]);
-    assert_err(&format!("{BASE}\n[radio]\ndata_rate_mbps = 54.0\n"), "radio.data_rate_mbps", &["54", "5.5"]);
-    assert_err(&BASE.replace("\"chain\"", "\"ring\""), "topology.kind", &["ring", "grid"]);
-    assert_err(&format!("{BASE}\n[routing]\nprotocol = \"olsr\"\n"), "routing.protocol", &["olsr", "static"]);
+    assert_err(
+        &format!("{BASE}\n[mac]\nqueue = \"fifo\"\n"),
+        "mac.queue",
+        &["fifo", "droptail"],
+    );
+    assert_err(
+        &format!("{BASE}\n[radio]\ndata_rate_mbps = 54.0\n"),
+        "radio.data_rate_mbps",
+        &["54", "5.5"],
+    );
+    assert_err(
+        &BASE.replace("\"chain\"", "\"ring\""),
+        "topology.kind",
+        &["ring", "grid"],
+    );
+    assert_err(
+        &format!("{BASE}\n[routing]\nprotocol = \"olsr\"\n"),
+        "routing.protocol",
+        &["olsr", "static"],
+    );
 }
 
 #[test]
 fn topology_keys_per_kind() {
     assert_err(&BASE.replace("nodes = 3", "rows = 3"), "topology.rows", &["chain"]);
-    assert_err(&BASE.replace("spacing_m = 200.0\n", ""), "topology.spacing_m", &["missing"]);
+    assert_err(
+        &BASE.replace("spacing_m = 200.0\n", ""),
+        "topology.spacing_m",
+        &["missing"],
+    );
     let dup = "duration_s = 1.0\n[topology]\nkind = \"explicit\"\n[[node]]\nid = 1\nx_m = 0.0\ny_m = 0.0\n[[node]]\nid = 1\nx_m = 1.0\ny_m = 0.0\n";
     assert_err(dup, "node[1].id", &["unique"]);
 }

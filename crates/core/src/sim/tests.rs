@@ -123,8 +123,22 @@ fn udp_pair_scenario(a: (f64, f64), b: (f64, f64), c: (f64, f64), d: (f64, f64),
 #[test]
 fn hidden_terminals_lose_far_more_frames() {
     for rts in [0, 3000] {
-        let hidden = run(udp_pair_scenario((0.0, 0.0), (250.0, 0.0), (600.0, 0.0), (350.0, 0.0), rts)).0;
-        let sensed = run(udp_pair_scenario((0.0, 0.0), (250.0, 0.0), (500.0, 0.0), (350.0, 0.0), rts)).0;
+        let hidden = run(udp_pair_scenario(
+            (0.0, 0.0),
+            (250.0, 0.0),
+            (600.0, 0.0),
+            (350.0, 0.0),
+            rts,
+        ))
+        .0;
+        let sensed = run(udp_pair_scenario(
+            (0.0, 0.0),
+            (250.0, 0.0),
+            (500.0, 0.0),
+            (350.0, 0.0),
+            rts,
+        ))
+        .0;
         let lost = |s: &Summary| s.mac.collisions.values().sum::<u64>();
         assert!(hidden.ledger.balanced && sensed.ledger.balanced);
         assert!(
@@ -133,7 +147,12 @@ fn hidden_terminals_lose_far_more_frames() {
             lost(&hidden),
             lost(&sensed)
         );
-        assert!(hidden.aggregate_kbps < sensed.aggregate_kbps, "{} vs {}", hidden.aggregate_kbps, sensed.aggregate_kbps);
+        assert!(
+            hidden.aggregate_kbps < sensed.aggregate_kbps,
+            "{} vs {}",
+            hidden.aggregate_kbps,
+            sensed.aggregate_kbps
+        );
     }
 }
 
@@ -154,9 +173,12 @@ mod properties {
                 continue;
             }
             if tcp {
-                text += &format!("[[flow]]\nsrc = {s}\ndst = {d}\ntransport = \"tcp-newreno\"\napp = \"ftp\"\nstart_s = 0.5\n");
+                text += &format!(
+                    "[[flow]]\nsrc = {s}\ndst = {d}\ntransport = \"tcp-newreno\"\napp = \"ftp\"\nstart_s = 0.5\n"
+                );
             } else {
-                text += &format!("[[flow]]\nsrc = {s}\ndst = {d}\ntransport = \"udp\"\napp = \"cbr\"\nrate_kbps = 800.0\n");
+                text +=
+                    &format!("[[flow]]\nsrc = {s}\ndst = {d}\ntransport = \"udp\"\napp = \"cbr\"\nrate_kbps = 800.0\n");
             }
         }
         load(&text, Format::Toml, None, None).ok()
