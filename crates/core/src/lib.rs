@@ -3,6 +3,7 @@
 //! the engine (`sim`) owns time, events and randomness.
 
 pub mod engine;
+pub mod net;
 pub mod time;
 
 pub use time::{Duration, SimTime};
