@@ -125,11 +125,29 @@ fn ms(v: f64) -> Duration {
 impl AodvConfig {
     /// Checks every key; the message names the key, its value and what is allowed.
     pub fn validate(&self) -> Result<(), String> {
-        check_time("active_route_timeout_ms", self.active_route_timeout_ms, false, MAX_MS, "ms")?;
+        check_time(
+            "active_route_timeout_ms",
+            self.active_route_timeout_ms,
+            false,
+            MAX_MS,
+            "ms",
+        )?;
         check_int("allowed_hello_loss", self.allowed_hello_loss, 1, 1000)?;
-        check_time("hello_interval_ms", self.hello_interval_ms, false, MAX_MS, "ms")?;
+        check_time(
+            "hello_interval_ms",
+            self.hello_interval_ms,
+            false,
+            MAX_MS,
+            "ms",
+        )?;
         check_int("net_diameter", self.net_diameter, 1, 255)?;
-        check_time("node_traversal_time_ms", self.node_traversal_time_ms, false, 1e6, "ms")?;
+        check_time(
+            "node_traversal_time_ms",
+            self.node_traversal_time_ms,
+            false,
+            1e6,
+            "ms",
+        )?;
         for (k, v) in [
             ("net_traversal_time_ms", self.net_traversal_time_ms),
             ("path_discovery_time_ms", self.path_discovery_time_ms),
@@ -141,8 +159,18 @@ impl AodvConfig {
             }
         }
         check_int("rreq_retries", self.rreq_retries, 0, 30)?;
-        check_int("rreq_ratelimit_per_s", self.rreq_ratelimit_per_s, 0, 1_000_000)?;
-        check_int("rerr_ratelimit_per_s", self.rerr_ratelimit_per_s, 0, 1_000_000)?;
+        check_int(
+            "rreq_ratelimit_per_s",
+            self.rreq_ratelimit_per_s,
+            0,
+            1_000_000,
+        )?;
+        check_int(
+            "rerr_ratelimit_per_s",
+            self.rerr_ratelimit_per_s,
+            0,
+            1_000_000,
+        )?;
         check_int("timeout_buffer", self.timeout_buffer, 0, 255)?;
         check_int("ttl_start", self.ttl_start, 1, self.net_diameter)?;
         check_int("ttl_increment", self.ttl_increment, 1, 255)?;
@@ -152,8 +180,19 @@ impl AodvConfig {
             self.ttl_start,
             self.net_diameter,
         )?;
-        check_time("broadcast_jitter_ms", self.broadcast_jitter_ms, true, 1e6, "ms")?;
-        check_int("buffer_capacity_pkts", self.buffer_capacity_pkts, 1, 1_000_000)?;
+        check_time(
+            "broadcast_jitter_ms",
+            self.broadcast_jitter_ms,
+            true,
+            1e6,
+            "ms",
+        )?;
+        check_int(
+            "buffer_capacity_pkts",
+            self.buffer_capacity_pkts,
+            1,
+            1_000_000,
+        )?;
         check_time("buffer_timeout_s", self.buffer_timeout_s, false, 1e6, "s")?;
         Ok(())
     }
@@ -178,10 +217,11 @@ impl AodvConfig {
                 .path_discovery_time_ms
                 .map(ms)
                 .unwrap_or(net_traversal_time.mul(2)),
-            delete_period: self
-                .delete_period_ms
-                .map(ms)
-                .unwrap_or(active_route_timeout.max(hello_interval).mul(DELETE_PERIOD_K)),
+            delete_period: self.delete_period_ms.map(ms).unwrap_or(
+                active_route_timeout
+                    .max(hello_interval)
+                    .mul(DELETE_PERIOD_K),
+            ),
             hello_enabled: self.hello_enabled,
             hello_interval,
             allowed_hello_loss: u64::from(self.allowed_hello_loss),

@@ -58,7 +58,10 @@ pub enum AodvAction<P> {
         jitter: Duration,
     },
     /// Link-layer unicast to a neighbour, now.
-    Unicast { next_hop: NodeAddr, msg: AodvMessage },
+    Unicast {
+        next_hop: NodeAddr,
+        msg: AodvMessage,
+    },
     /// A buffered data packet now has a route.
     SendData { packet: P, next_hop: NodeAddr },
     /// A data packet AODV will not deliver.
@@ -227,7 +230,9 @@ impl<P: Copy> Aodv<P> {
 
     /// The next hop of an active route to `dst`, without refreshing it.
     pub fn next_hop(&self, now: SimTime, dst: NodeAddr) -> Option<NodeAddr> {
-        self.route(now, dst).filter(|r| r.active).map(|r| r.next_hop)
+        self.route(now, dst)
+            .filter(|r| r.active)
+            .map(|r| r.next_hop)
     }
 
     pub fn discovery_in_progress(&self, dst: NodeAddr) -> bool {
@@ -246,7 +251,12 @@ impl<P: Copy> Aodv<P> {
     /// Control messages sent, all types together (routing overhead).
     pub fn control_packets_sent(&self) -> u64 {
         let c = &self.counters;
-        c.rreq_originated + c.rreq_forwarded + c.rrep_originated + c.rrep_forwarded + c.rerr_sent + c.hello_sent
+        c.rreq_originated
+            + c.rreq_forwarded
+            + c.rrep_originated
+            + c.rrep_forwarded
+            + c.rerr_sent
+            + c.hello_sent
     }
 
     /// A data packet from this node's transport (`originated_here`), or one
@@ -262,7 +272,10 @@ impl<P: Copy> Aodv<P> {
         originated_here: bool,
         out: &mut Vec<AodvAction<P>>,
     ) -> Option<NodeAddr> {
-        debug_assert_ne!(dst, self.me, "route_data for a packet addressed to this node");
+        debug_assert_ne!(
+            dst, self.me,
+            "route_data for a packet addressed to this node"
+        );
         if let Some(next_hop) = self.routes.active_mut(now, dst).map(|r| r.next_hop) {
             self.note_route_used(now, dst, next_hop);
             return Some(next_hop);
@@ -344,7 +357,12 @@ impl<P: Copy> Aodv<P> {
     /// and the precursors of those routes get a RERR. The caller decides what
     /// happens to the frame itself and to others queued for that neighbour
     /// (ns-2 drops them; giving them to `route_data` again re-routes them).
-    pub fn handle_link_failure(&mut self, now: SimTime, next_hop: NodeAddr, out: &mut Vec<AodvAction<P>>) {
+    pub fn handle_link_failure(
+        &mut self,
+        now: SimTime,
+        next_hop: NodeAddr,
+        out: &mut Vec<AodvAction<P>>,
+    ) {
         self.neighbors.remove(&next_hop);
         let dp = self.p.delete_period;
         let mut unreachable = Vec::new();
@@ -414,7 +432,10 @@ impl<P: Copy> Aodv<P> {
         let buffer = self.buffer.front().map(|b| b.expires);
         let discovery = self.discoveries.values().map(|d| d.deadline).min();
         let neighbor = self.neighbors.values().copied().min();
-        [buffer, discovery, self.next_hello, neighbor].into_iter().flatten().min()
+        [buffer, discovery, self.next_hello, neighbor]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     // ---- route discovery (§6.3, §6.4) ----
@@ -551,7 +572,12 @@ impl<P: Copy> Aodv<P> {
     /// §6.5 step 1 and §6.7: the sender of a RREQ or RREP is a neighbour;
     /// create or refresh the one-hop route to it (without a valid sequence
     /// number when new).
-    fn update_neighbor_route(&mut self, now: SimTime, from: NodeAddr, out: &mut Vec<AodvAction<P>>) {
+    fn update_neighbor_route(
+        &mut self,
+        now: SimTime,
+        from: NodeAddr,
+        out: &mut Vec<AodvAction<P>>,
+    ) {
         let until = now + self.p.active_route_timeout;
         match self.routes.get_mut(now, from) {
             Some(r) => {
@@ -559,14 +585,27 @@ impl<P: Copy> Aodv<P> {
                 r.state = table::State::Valid;
                 r.next_hop = from;
                 r.hop_count = 1;
-                r.lifetime = if was_active { r.lifetime.max(until) } else { until };
+                r.lifetime = if was_active {
+                    r.lifetime.max(until)
+                } else {
+                    until
+                };
             }
-            None => self.routes.insert(from, Route::new(0, false, 1, from, until)),
+            None => self
+                .routes
+                .insert(from, Route::new(0, false, 1, from, until)),
         }
         self.release(now, from, out);
     }
 
-    fn recv_rreq(&mut self, now: SimTime, from: NodeAddr, r: &Rreq, ttl: u8, out: &mut Vec<AodvAction<P>>) {
+    fn recv_rreq(
+        &mut self,
+        now: SimTime,
+        from: NodeAddr,
+        r: &Rreq,
+        ttl: u8,
+        out: &mut Vec<AodvAction<P>>,
+    ) {
         self.update_neighbor_route(now, from, out);
         if r.orig == self.me
             || self
@@ -578,12 +617,12 @@ impl<P: Copy> Aodv<P> {
         let hops = r.hop_count.saturating_add(1);
 
         // §6.5: reverse route to the originator.
-        let min_life = self
-            .p
-            .net_traversal_time
-            .mul(2)
-            .as_nanos()
-            .saturating_sub(self.p.node_traversal_time.mul(2 * u64::from(hops)).as_nanos());
+        let min_life = self.p.net_traversal_time.mul(2).as_nanos().saturating_sub(
+            self.p
+                .node_traversal_time
+                .mul(2 * u64::from(hops))
+                .as_nanos(),
+        );
         let until = now + Duration::from_nanos(min_life);
         match self.routes.get_mut(now, r.orig) {
             Some(rt) => {
@@ -595,7 +634,11 @@ impl<P: Copy> Aodv<P> {
                 rt.state = table::State::Valid;
                 rt.next_hop = from;
                 rt.hop_count = hops;
-                rt.lifetime = if was_active { rt.lifetime.max(until) } else { until };
+                rt.lifetime = if was_active {
+                    rt.lifetime.max(until)
+                } else {
+                    until
+                };
             }
             None => self
                 .routes
@@ -652,14 +695,31 @@ impl<P: Copy> Aodv<P> {
 
     /// §6.6.2 and §6.6.3: this node has a fresh enough route to the RREQ's
     /// destination.
-    fn reply_as_intermediate(&mut self, now: SimTime, from: NodeAddr, r: &Rreq, out: &mut Vec<AodvAction<P>>) {
+    fn reply_as_intermediate(
+        &mut self,
+        now: SimTime,
+        from: NodeAddr,
+        r: &Rreq,
+        out: &mut Vec<AodvAction<P>>,
+    ) {
         let (fwd_next, fwd_hops, fwd_seq, fwd_left) = {
-            let fwd = self.routes.get_mut(now, r.dst).expect("active route checked");
+            let fwd = self
+                .routes
+                .get_mut(now, r.dst)
+                .expect("active route checked");
             fwd.add_precursor(from);
-            (fwd.next_hop, fwd.hop_count, fwd.seq, fwd.lifetime.saturating_since(now))
+            (
+                fwd.next_hop,
+                fwd.hop_count,
+                fwd.seq,
+                fwd.lifetime.saturating_since(now),
+            )
         };
         let (rev_hops, rev_left) = {
-            let rev = self.routes.get_mut(now, r.orig).expect("reverse route just set");
+            let rev = self
+                .routes
+                .get_mut(now, r.orig)
+                .expect("reverse route just set");
             rev.add_precursor(fwd_next);
             (rev.hop_count, rev.lifetime.saturating_since(now))
         };
@@ -717,7 +777,19 @@ impl<P: Copy> Aodv<P> {
         if updated {
             self.release(now, r.dst, out);
         }
-        if r.orig == self.me || !updated {
+        if r.orig == self.me {
+            return;
+        }
+        // §6.7 forwards a RREP that created or updated the route. A RREP that
+        // only confirms the route held (same sequence number) is forwarded
+        // too, as ns-3 does: a destination answering a RREQ without a newer
+        // sequence number (§6.6.1) repeats its old one, and the originator
+        // still needs the reply.
+        let confirms = self
+            .routes
+            .active_mut(now, r.dst)
+            .is_some_and(|rt| rt.seq == r.dst_seq);
+        if !updated && !confirms {
             return;
         }
         // Forward the RREP towards the originator along the reverse route.
@@ -734,7 +806,10 @@ impl<P: Copy> Aodv<P> {
                 rt.add_precursor(precursor);
             }
         }
-        let fwd = Rrep { hop_count: hops, ..*r };
+        let fwd = Rrep {
+            hop_count: hops,
+            ..*r
+        };
         self.counters.rrep_forwarded += 1;
         self.unicast(rev_next, AodvMessage::Rrep(fwd), out);
     }
@@ -750,7 +825,11 @@ impl<P: Copy> Aodv<P> {
                 rt.hop_count = 1;
                 rt.seq = r.dst_seq;
                 rt.valid_seq = true;
-                rt.lifetime = if was_active { rt.lifetime.max(until) } else { until };
+                rt.lifetime = if was_active {
+                    rt.lifetime.max(until)
+                } else {
+                    until
+                };
             }
             None => self
                 .routes

@@ -35,7 +35,13 @@ pub(super) struct Route {
 }
 
 impl Route {
-    pub fn new(seq: u32, valid_seq: bool, hop_count: u8, next_hop: NodeAddr, lifetime: SimTime) -> Route {
+    pub fn new(
+        seq: u32,
+        valid_seq: bool,
+        hop_count: u8,
+        next_hop: NodeAddr,
+        lifetime: SimTime,
+    ) -> Route {
         Route {
             seq,
             valid_seq,
@@ -149,6 +155,7 @@ impl RouteTable {
         })
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.routes.len()
     }

@@ -31,6 +31,9 @@ enum Ev {
     },
 }
 
+/// A RERR as sent: (sender, unicast recipient, unreachable destinations).
+type RerrLog = (usize, Option<usize>, Vec<(NodeAddr, u32)>);
+
 /// A control message as it left a node.
 #[derive(Clone, Debug)]
 struct Sent {
@@ -59,7 +62,13 @@ struct Net {
 impl Net {
     fn new(n: usize, edges: &[(usize, usize)], cfg: impl Fn(usize) -> AodvConfig) -> Net {
         let nodes = (0..n)
-            .map(|i| Aodv::new(i as NodeAddr, &cfg(i), stream(7, i as u64, Purpose::Routing)))
+            .map(|i| {
+                Aodv::new(
+                    i as NodeAddr,
+                    &cfg(i),
+                    stream(7, i as u64, Purpose::Routing),
+                )
+            })
             .collect();
         let mut net = Net {
             now: SimTime::ZERO,
@@ -121,11 +130,14 @@ impl Net {
 
     fn transmit(&mut self, node: usize, next_hop: usize, pkt: u32) {
         if self.links.contains(&(node, next_hop)) {
-            self.schedule(self.now + DELAY, Ev::Data {
-                to: next_hop,
-                from: node,
-                pkt,
-            });
+            self.schedule(
+                self.now + DELAY,
+                Ev::Data {
+                    to: next_hop,
+                    from: node,
+                    pkt,
+                },
+            );
         } else {
             self.mac_drops.push((self.now, node, pkt));
             self.mac_failure(node, next_hop);
@@ -151,12 +163,15 @@ impl Net {
                         ttl,
                     });
                     for nb in self.neighbours(node) {
-                        self.schedule(self.now + jitter + DELAY, Ev::Msg {
-                            to: nb,
-                            from: node,
-                            msg: msg.clone(),
-                            ttl,
-                        });
+                        self.schedule(
+                            self.now + jitter + DELAY,
+                            Ev::Msg {
+                                to: nb,
+                                from: node,
+                                msg: msg.clone(),
+                                ttl,
+                            },
+                        );
                     }
                 }
                 AodvAction::Unicast { next_hop, msg } => {
@@ -169,12 +184,15 @@ impl Net {
                         ttl: 1,
                     });
                     if self.links.contains(&(node, to)) {
-                        self.schedule(self.now + DELAY, Ev::Msg {
-                            to,
-                            from: node,
-                            msg,
-                            ttl: 1,
-                        });
+                        self.schedule(
+                            self.now + DELAY,
+                            Ev::Msg {
+                                to,
+                                from: node,
+                                msg,
+                                ttl: 1,
+                            },
+                        );
                     } else {
                         self.mac_failure(node, to);
                     }
@@ -246,7 +264,9 @@ impl Net {
         self.sent
             .iter()
             .filter_map(|s| match &s.msg {
-                AodvMessage::Rreq(r) if s.node == node && r.orig == node as NodeAddr && r.hop_count == 0 => {
+                AodvMessage::Rreq(r)
+                    if s.node == node && r.orig == node as NodeAddr && r.hop_count == 0 =>
+                {
                     Some((s.at, s.ttl, *r))
                 }
                 _ => None,
@@ -278,7 +298,7 @@ impl Net {
     }
 
     /// RERRs sent after `since`: (sender, unicast recipient, unreachable list).
-    fn rerrs_since(&self, since: SimTime) -> Vec<(usize, Option<usize>, Vec<(NodeAddr, u32)>)> {
+    fn rerrs_since(&self, since: SimTime) -> Vec<RerrLog> {
         self.sent
             .iter()
             .filter(|s| s.at >= since)
@@ -326,7 +346,10 @@ fn discovery_over_a_five_hop_chain_releases_the_buffer_in_order() {
     assert_eq!((r.next_hop, r.hop_count), (1, 5));
     for i in 1..5 {
         let fwd = net.nodes[i].route(net.now, 5).expect("forward route");
-        assert_eq!((fwd.next_hop, fwd.hop_count), (i as NodeAddr + 1, 5 - i as u8));
+        assert_eq!(
+            (fwd.next_hop, fwd.hop_count),
+            (i as NodeAddr + 1, 5 - i as u8)
+        );
         let rev = net.nodes[i].route(net.now, 0).expect("reverse route");
         assert_eq!((rev.next_hop, rev.hop_count), (i as NodeAddr - 1, i as u8));
     }
@@ -340,7 +363,12 @@ fn discovery_over_a_five_hop_chain_releases_the_buffer_in_order() {
     assert_eq!(rreps[0].2.hop_count, 0);
     assert_eq!(rreps[4].2.hop_count, 4);
     // Data left only once the route existed.
-    let found = net.sent.iter().find(|s| s.node == 1 && s.to == Some(0)).unwrap().at;
+    let found = net
+        .sent
+        .iter()
+        .find(|s| s.node == 1 && s.to == Some(0))
+        .unwrap()
+        .at;
     assert!(net.delivered.iter().all(|d| d.0 > found));
 }
 
@@ -386,7 +414,10 @@ fn broken_link_is_repaired_through_the_other_path() {
     let lost = net.send(0, 3);
     net.run_until(at_ms(1500));
     // Node 2's MAC gave up; RERRs went 2 -> 1 -> 0.
-    assert_eq!(net.mac_drops.iter().map(|d| (d.1, d.2)).collect::<Vec<_>>(), vec![(2, lost)]);
+    assert_eq!(
+        net.mac_drops.iter().map(|d| (d.1, d.2)).collect::<Vec<_>>(),
+        vec![(2, lost)]
+    );
     let rerrs = net.rerrs_since(broken);
     let hops: Vec<(usize, Option<usize>)> = rerrs.iter().map(|r| (r.0, r.1)).collect();
     assert_eq!(hops, vec![(2, Some(1)), (1, Some(0))]);
@@ -424,7 +455,7 @@ fn rerr_travels_back_to_the_source_with_incremented_sequence_number() {
     net.send(0, 4);
     net.run_until(at_ms(2100));
     let rerrs = net.rerrs_since(t);
-    let expected: Vec<(usize, Option<usize>, Vec<(NodeAddr, u32)>)> = vec![
+    let expected: Vec<RerrLog> = vec![
         (3, Some(2), vec![(4, before.seq + 1)]),
         (2, Some(1), vec![(4, before.seq + 1)]),
         (1, Some(0), vec![(4, before.seq + 1)]),
@@ -437,7 +468,12 @@ fn rerr_travels_back_to_the_source_with_incremented_sequence_number() {
         assert_eq!(r.seq, before.seq + 1, "node {i}");
         if i > 0 {
             // Invalidated when it sent its RERR, deleted DELETE_PERIOD later.
-            let sent_at = net.sent.iter().find(|s| s.node == i && s.at >= t && s.msg.kind() == "RERR").unwrap().at;
+            let sent_at = net
+                .sent
+                .iter()
+                .find(|s| s.node == i && s.at >= t && s.msg.kind() == "RERR")
+                .unwrap()
+                .at;
             assert_eq!(r.expires, sent_at + delete_period, "node {i}");
         }
     }
@@ -563,7 +599,9 @@ fn gratuitous_rrep_gives_the_destination_a_route_to_the_originator() {
     let rreps = net.rreps_since(t);
     let path: Vec<(usize, usize)> = rreps.iter().map(|r| (r.0, r.1)).collect();
     assert_eq!(path, vec![(1, 0), (1, 2), (2, 3)]);
-    let r = net.nodes[3].route(net.now, 0).expect("route from gratuitous RREP");
+    let r = net.nodes[3]
+        .route(net.now, 0)
+        .expect("route from gratuitous RREP");
     assert!(r.active);
     assert_eq!((r.next_hop, r.hop_count), (2, 3));
 }
@@ -574,12 +612,21 @@ fn failed_discovery_drops_the_buffered_packets_with_no_route() {
     let pkts: Vec<u32> = (0..3).map(|_| net.send(0, 7)).collect();
     net.run_until(at_ms(40_000));
     let rreqs = net.rreqs_from(0);
-    assert_eq!(rreqs.iter().map(|r| r.1).collect::<Vec<_>>(), vec![1, 3, 5, 7, 35, 35, 35]);
+    assert_eq!(
+        rreqs.iter().map(|r| r.1).collect::<Vec<_>>(),
+        vec![1, 3, 5, 7, 35, 35, 35]
+    );
     let gaps: Vec<Duration> = rreqs.windows(2).map(|w| w[1].0 - w[0].0).collect();
     // Ring waits, then NET_TRAVERSAL_TIME with binary exponential backoff.
-    assert_eq!(gaps, vec![ms(240), ms(400), ms(560), ms(720), ms(2800), ms(5600)]);
+    assert_eq!(
+        gaps,
+        vec![ms(240), ms(400), ms(560), ms(720), ms(2800), ms(5600)]
+    );
     let give_up = rreqs[6].0 + ms(11_200);
-    let expected: Vec<_> = pkts.iter().map(|&p| (give_up, 0, p, DropCause::NoRoute)).collect();
+    let expected: Vec<_> = pkts
+        .iter()
+        .map(|&p| (give_up, 0, p, DropCause::NoRoute))
+        .collect();
     assert_eq!(net.dropped, expected);
     assert!(!net.nodes[0].discovery_in_progress(7));
     assert_eq!(net.nodes[0].buffered(), 0);
@@ -595,11 +642,17 @@ fn buffer_overflow_drops_the_oldest_and_timeout_drops_the_rest() {
     };
     let mut net = Net::chain(2, |_| cfg.clone());
     let p: Vec<u32> = (0..3).map(|_| net.send(0, 9)).collect();
-    assert_eq!(net.dropped, vec![(SimTime::ZERO, 0, p[0], DropCause::BufferFull)]);
+    assert_eq!(
+        net.dropped,
+        vec![(SimTime::ZERO, 0, p[0], DropCause::BufferFull)]
+    );
     net.run_until(at_ms(2000));
     assert_eq!(
         net.dropped[1..],
-        [(at_ms(1000), 0, p[1], DropCause::BufferTimeout), (at_ms(1000), 0, p[2], DropCause::BufferTimeout)]
+        [
+            (at_ms(1000), 0, p[1], DropCause::BufferTimeout),
+            (at_ms(1000), 0, p[2], DropCause::BufferTimeout)
+        ]
     );
     // The discovery itself goes on (as in ns-2).
     assert!(net.nodes[0].discovery_in_progress(9));
@@ -615,9 +668,20 @@ fn rreq_rate_limit_holds_back_the_excess() {
     for dst in [5, 6, 7] {
         net.send(0, dst);
     }
-    net.run_until(at_ms(1000));
-    let times: Vec<(SimTime, NodeAddr)> = net.rreqs_from(0).iter().map(|r| (r.0, r.2.dst)).collect();
-    assert_eq!(times, vec![(SimTime::ZERO, 5), (SimTime::ZERO, 6), (at_ms(1000), 7)]);
+    net.run_until(at_ms(6000));
+    let sent: Vec<(SimTime, NodeAddr)> = net.rreqs_from(0).iter().map(|r| (r.0, r.2.dst)).collect();
+    assert_eq!(sent[..2], [(SimTime::ZERO, 5), (SimTime::ZERO, 6)]);
+    // Never more than two in any one-second window...
+    for (i, &(t, _)) in sent.iter().enumerate() {
+        assert!(
+            sent[i..].iter().take_while(|s| s.0 < t + ms(1000)).count() <= 2,
+            "{sent:?}"
+        );
+    }
+    // ... and the held-back ones still go.
+    let first_7 = sent.iter().find(|s| s.1 == 7).expect("RREQ for 7").0;
+    assert!(first_7 >= at_ms(1000));
+    assert!(sent.len() >= 8);
 }
 
 #[test]
@@ -625,9 +689,19 @@ fn forwarding_without_a_route_drops_and_sends_rerr() {
     let mut a: Aodv<u32> = Aodv::new(4, &no_jitter(), stream(1, 4, Purpose::Routing));
     let mut out = Vec::new();
     assert_eq!(a.route_data(SimTime::ZERO, 8, 77, false, &mut out), None);
-    assert_eq!(out[0], AodvAction::DropData { packet: 77, cause: DropCause::NoRoute });
+    assert_eq!(
+        out[0],
+        AodvAction::DropData {
+            packet: 77,
+            cause: DropCause::NoRoute
+        }
+    );
     match &out[1] {
-        AodvAction::Broadcast { msg: AodvMessage::Rerr(e), ttl: 1, .. } => {
+        AodvAction::Broadcast {
+            msg: AodvMessage::Rerr(e),
+            ttl: 1,
+            ..
+        } => {
             assert_eq!(e.unreachable, vec![(8, 0)])
         }
         other => panic!("expected a broadcast RERR, got {other:?}"),
@@ -682,7 +756,10 @@ fn destination_takes_the_rreq_sequence_number_when_newer() {
         })
     };
     let reply_seq = |out: &[AodvAction<u32>]| match out.last() {
-        Some(AodvAction::Unicast { next_hop: 2, msg: AodvMessage::Rrep(r) }) => r.dst_seq,
+        Some(AodvAction::Unicast {
+            next_hop: 2,
+            msg: AodvMessage::Rrep(r),
+        }) => r.dst_seq,
         other => panic!("expected a RREP to 2, got {other:?}"),
     };
     let mut out = Vec::new();
@@ -723,7 +800,8 @@ fn hello_loss_detects_a_broken_link_without_data() {
 #[test]
 fn jitter_is_bounded_and_reproducible() {
     let draw = |seed: u64| {
-        let mut a: Aodv<u32> = Aodv::new(0, &AodvConfig::default(), stream(seed, 0, Purpose::Routing));
+        let mut a: Aodv<u32> =
+            Aodv::new(0, &AodvConfig::default(), stream(seed, 0, Purpose::Routing));
         let mut out = Vec::new();
         for dst in 1..40 {
             a.route_data(SimTime::ZERO, dst, dst, true, &mut out);
@@ -753,7 +831,13 @@ fn control_counters_add_up() {
     assert_eq!(hellos, 0);
     assert_eq!(total, net.sent.len() as u64);
     let bytes: u64 = net.nodes.iter().map(|n| n.counters().control_bytes).sum();
-    assert_eq!(bytes, net.sent.iter().map(|s| u64::from(s.msg.wire_bytes())).sum::<u64>());
+    assert_eq!(
+        bytes,
+        net.sent
+            .iter()
+            .map(|s| u64::from(s.msg.wire_bytes()))
+            .sum::<u64>()
+    );
     assert_eq!(net.nodes[3].counters().rrep_originated, 1);
     assert_eq!(net.nodes[0].counters().rreq_originated, 2);
 }
