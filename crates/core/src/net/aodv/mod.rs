@@ -322,9 +322,6 @@ impl<P: Copy> Aodv<P> {
         if let Some(r) = self.routes.active_mut(now, next_hop) {
             r.extend_lifetime(until);
         }
-        if let Some(t) = self.neighbors.get_mut(&next_hop) {
-            *t = (*t).max(now + self.p.hello_lifetime());
-        }
     }
 
     /// A control message arrived from neighbour `from` with IP TTL `ttl`.

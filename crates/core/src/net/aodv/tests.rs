@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::engine::rng::{stream, Purpose};
+use std::collections::VecDeque;
 
 const DELAY: Duration = Duration::from_millis(1);
 
@@ -57,6 +58,8 @@ struct Net {
     delivered: Vec<(SimTime, usize, u32)>,
     dropped: Vec<(SimTime, usize, u32, DropCause)>,
     mac_drops: Vec<(SimTime, usize, u32)>,
+    /// Transmissions per packet so far; a routing loop would grow it without bound.
+    hops: Vec<u32>,
 }
 
 impl Net {
@@ -81,6 +84,7 @@ impl Net {
             delivered: Vec::new(),
             dropped: Vec::new(),
             mac_drops: Vec::new(),
+            hops: Vec::new(),
         };
         for &(a, b) in edges {
             net.link(a, b);
@@ -119,6 +123,7 @@ impl Net {
     fn send(&mut self, src: usize, dst: NodeAddr) -> u32 {
         let pkt = self.packets.len() as u32;
         self.packets.push((src, dst));
+        self.hops.push(0);
         let mut out = Vec::new();
         let now = self.now;
         if let Some(nh) = self.nodes[src].route_data(now, dst, pkt, true, &mut out) {
@@ -129,6 +134,11 @@ impl Net {
     }
 
     fn transmit(&mut self, node: usize, next_hop: usize, pkt: u32) {
+        self.hops[pkt as usize] += 1;
+        assert!(
+            self.hops[pkt as usize] <= 2 * self.nodes.len() as u32,
+            "packet {pkt} loops"
+        );
         if self.links.contains(&(node, next_hop)) {
             self.schedule(
                 self.now + DELAY,
@@ -840,4 +850,143 @@ fn control_counters_add_up() {
     );
     assert_eq!(net.nodes[3].counters().rrep_originated, 1);
     assert_eq!(net.nodes[0].counters().rreq_originated, 2);
+}
+
+/// Hop distances from `src` in the current topology.
+fn bfs(net: &Net, src: usize) -> Vec<Option<u32>> {
+    let mut dist = vec![None; net.nodes.len()];
+    dist[src] = Some(0);
+    let mut q = VecDeque::from([src]);
+    while let Some(a) = q.pop_front() {
+        for b in net.neighbours(a) {
+            if dist[b].is_none() {
+                dist[b] = Some(dist[a].unwrap() + 1);
+                q.push_back(b);
+            }
+        }
+    }
+    dist
+}
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A topology, packets (time in ms, source, destination) and link cuts (time in ms, edge index).
+    fn scenario() -> impl Strategy<
+        Value = (
+            usize,
+            Vec<(usize, usize)>,
+            Vec<(u64, usize, usize)>,
+            Vec<(u64, usize)>,
+        ),
+    > {
+        (3usize..9).prop_flat_map(|n| {
+            let pairs: Vec<(usize, usize)> = (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+                .collect();
+            let m = pairs.len();
+            (
+                Just(n),
+                proptest::sample::subsequence(pairs, 1..=m),
+                proptest::collection::vec((0u64..15_000, 0..n, 0..n), 1..40),
+                proptest::collection::vec((0u64..15_000, 0usize..64), 0..3),
+            )
+        })
+    }
+
+    fn run(
+        n: usize,
+        edges: &[(usize, usize)],
+        sends: &[(u64, usize, usize)],
+        cuts: &[(u64, usize)],
+    ) -> Net {
+        let mut net = Net::new(n, edges, |_| AodvConfig::default());
+        let mut script: Vec<(u64, Option<(usize, usize)>, Option<(usize, usize)>)> = sends
+            .iter()
+            .filter(|s| s.1 != s.2)
+            .map(|&(t, a, b)| (t, Some((a, b)), None))
+            .chain(
+                cuts.iter()
+                    .map(|&(t, e)| (t, None, Some(edges[e % edges.len()]))),
+            )
+            .collect();
+        script.sort();
+        for (t, send, cut) in script {
+            net.run_until(at_ms(t));
+            if let Some((a, b)) = send {
+                net.send(a, b as NodeAddr);
+            }
+            if let Some((a, b)) = cut {
+                net.cut(a, b);
+            }
+        }
+        net.run_until(at_ms(15_000));
+        net
+    }
+
+    /// Every packet ends exactly once: delivered, dropped by AODV, or
+    /// dropped by the MAC (nothing is left after 60 s).
+    fn check_ledger(net: &Net) {
+        let mut ends = vec![0u32; net.packets.len()];
+        for &(_, node, p) in &net.delivered {
+            assert_eq!(net.packets[p as usize].1 as usize, node);
+            ends[p as usize] += 1;
+        }
+        for &(_, _, p, _) in &net.dropped {
+            ends[p as usize] += 1;
+        }
+        for &(_, _, p) in &net.mac_drops {
+            ends[p as usize] += 1;
+        }
+        assert!(ends.iter().all(|&e| e == 1), "{ends:?}");
+        assert!(net.nodes.iter().all(|a| a.buffered() == 0));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn static_networks_account_for_every_packet_without_loops(
+            (n, edges, sends, _cuts) in scenario()
+        ) {
+            let mut net = run(n, &edges, &sends, &[]);
+            // Routes never claim fewer hops than the shortest path.
+            let mut checked = 0;
+            for a in 0..n {
+                let dist = bfs(&net, a);
+                for (b, d) in dist.iter().enumerate() {
+                    if let Some(r) = net.nodes[a].route(net.now, b as NodeAddr) {
+                        let d = d.expect("a route to a node out of reach");
+                        prop_assert!(u32::from(r.hop_count) >= d);
+                        prop_assert!(net.links.contains(&(a, r.next_hop as usize)));
+                        checked += 1;
+                    }
+                }
+            }
+            prop_assert!(checked > 0 || net.packets.is_empty());
+            net.run_until(at_ms(60_000));
+            check_ledger(&net);
+            prop_assert!(net.mac_drops.is_empty());
+            for (p, &(src, dst)) in net.packets.iter().enumerate() {
+                let reachable = bfs(&net, src)[dst as usize].is_some();
+                let delivered = net.delivered.iter().any(|d| d.2 == p as u32);
+                // Unreachable destinations are never reached; reachable ones
+                // fail only when a route expired on the way (§6.11 case ii).
+                prop_assert!(reachable || !delivered);
+                if reachable && !delivered {
+                    prop_assert!(net.dropped.iter().any(|d| d.2 == p as u32 && d.1 != src));
+                }
+            }
+        }
+
+        #[test]
+        fn broken_links_leave_no_packet_unaccounted(
+            (n, edges, sends, cuts) in scenario()
+        ) {
+            let mut net = run(n, &edges, &sends, &cuts);
+            net.run_until(at_ms(60_000));
+            check_ledger(&net);
+        }
+    }
 }
