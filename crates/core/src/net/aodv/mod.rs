@@ -320,7 +320,9 @@ impl<P: Copy> Aodv<P> {
             }
         }
         if let Some(r) = self.routes.active_mut(now, next_hop) {
-            r.extend_lifetime(until);
+            if r.next_hop == next_hop {
+                r.extend_lifetime(until);
+            }
         }
     }
 

@@ -75,8 +75,15 @@ impl Route {
     }
 
     /// Applies lifetime expiry; false when the entry is due for deletion.
+    /// An expiring route gets its sequence number incremented like a broken
+    /// one (§6.1: "lost or expired link"): a later RREQ then asks for newer
+    /// information than any neighbour may hold through this node, so no
+    /// neighbour can answer with a route that leads back here.
     fn age(&mut self, now: SimTime, delete_period: Duration) -> bool {
         if self.state == State::Valid && self.lifetime <= now {
+            if self.valid_seq {
+                self.seq = self.seq.wrapping_add(1);
+            }
             self.state = State::Invalid;
             self.lifetime += delete_period;
         }
@@ -187,6 +194,7 @@ mod tests {
         assert!(t.active_mut(SimTime(1_000), 9).is_none());
         let info = t.info(SimTime(1_000), 9).unwrap();
         assert!(!info.active);
+        assert_eq!(info.seq, 5, "expiry counts as a lost link (§6.1)");
         assert_eq!(info.expires, SimTime(1_000) + dp);
         assert!(t.get_mut(SimTime(1_000) + dp, 9).is_none());
         assert_eq!(t.len(), 0);

@@ -990,3 +990,30 @@ mod random {
         }
     }
 }
+
+/// Found by the random tests: node 0 gave node 3 a route to 1 through
+/// itself; when 0's own route expired, 3 still held it with the same
+/// sequence number and answered 0's RREQ, a two-node loop. Expiry now
+/// increments the sequence number as a break does.
+#[test]
+fn an_expired_route_is_not_answered_by_a_neighbour_that_routes_through_us() {
+    let edges = [(0, 1), (0, 3), (1, 2), (1, 3), (2, 3)];
+    let mut net = Net::new(4, &edges, |_| AodvConfig::default());
+    for (t, a, b) in [(0, 1, 2), (4299, 0, 2), (5515, 1, 0), (8510, 2, 1), (8514, 1, 0)] {
+        net.run_until(at_ms(t));
+        net.send(a, b);
+    }
+    net.run_until(at_ms(8515));
+    net.cut(0, 1);
+    net.run_until(at_ms(11_363));
+    net.send(1, 3);
+    net.run_until(at_ms(11_515));
+    let t = net.now;
+    let p = net.send(0, 1);
+    net.run_until(at_ms(13_000));
+    assert_eq!(net.delivered.last().map(|d| d.2), Some(p));
+    assert_eq!(net.hops[p as usize], 2);
+    // The answer came from the destination, not from node 3.
+    let rreps = net.rreps_since(t);
+    assert_eq!(rreps.first().map(|r| r.0), Some(1));
+}
