@@ -49,6 +49,13 @@ pub struct AodvConfig {
     /// Set the G flag in this node's RREQs: an intermediate that answers also
     /// sends a gratuitous RREP to the destination (§6.6.3).
     pub gratuitous_rrep: bool,
+    /// Repair a broken route at the node upstream of the break (§6.12).
+    /// Off by default, as the RFC leaves it optional.
+    pub local_repair: bool,
+    /// LOCAL_ADD_TTL (§10: 2).
+    pub local_add_ttl: u32,
+    /// MAX_REPAIR_TTL in hops; default 0.3 * NET_DIAMETER, rounded down.
+    pub max_repair_ttl: Option<u32>,
     /// Upper bound of the uniform delay before every broadcast (RREQ, RERR,
     /// HELLO), as ns-2 and ns-3 do to desynchronise rebroadcasts (10 ms).
     pub broadcast_jitter_ms: f64,
@@ -80,6 +87,9 @@ impl Default for AodvConfig {
             ttl_threshold: 7,
             destination_only: false,
             gratuitous_rrep: false,
+            local_repair: false,
+            local_add_ttl: 2,
+            max_repair_ttl: None,
             broadcast_jitter_ms: 10.0,
             buffer_capacity_pkts: 64,
             buffer_timeout_s: 30.0,
@@ -180,6 +190,10 @@ impl AodvConfig {
             self.ttl_start,
             self.net_diameter,
         )?;
+        check_int("local_add_ttl", self.local_add_ttl, 0, 255)?;
+        if let Some(v) = self.max_repair_ttl {
+            check_int("max_repair_ttl", v, 1, self.net_diameter)?;
+        }
         check_time(
             "broadcast_jitter_ms",
             self.broadcast_jitter_ms,
@@ -235,6 +249,12 @@ impl AodvConfig {
             rerr_ratelimit: self.rerr_ratelimit_per_s,
             destination_only: self.destination_only,
             gratuitous_rrep: self.gratuitous_rrep,
+            local_repair: self.local_repair,
+            local_add_ttl: self.local_add_ttl.min(255) as u8,
+            max_repair_ttl: self
+                .max_repair_ttl
+                .unwrap_or(self.net_diameter * 3 / 10)
+                .min(255) as u8,
             jitter_max: ms(self.broadcast_jitter_ms),
             buffer_capacity: self.buffer_capacity_pkts as usize,
             buffer_timeout: ms(self.buffer_timeout_s * 1000.0),
@@ -264,6 +284,9 @@ pub(super) struct Params {
     pub rerr_ratelimit: u32,
     pub destination_only: bool,
     pub gratuitous_rrep: bool,
+    pub local_repair: bool,
+    pub local_add_ttl: u8,
+    pub max_repair_ttl: u8,
     pub jitter_max: Duration,
     pub buffer_capacity: usize,
     pub buffer_timeout: Duration,
@@ -311,6 +334,8 @@ mod tests {
         assert_eq!(p.buffer_timeout, Duration::from_millis(30_000));
         assert_eq!(p.jitter_max, Duration::from_millis(10));
         assert_eq!(p.hello_lifetime(), Duration::from_millis(2000));
+        assert!(!p.local_repair);
+        assert_eq!((p.local_add_ttl, p.max_repair_ttl), (2, 10));
     }
 
     #[test]

@@ -95,6 +95,9 @@ struct Discovery {
     deadline: SimTime,
     /// The RREQ is held back by RREQ_RATELIMIT and goes at `deadline`.
     rate_limited: bool,
+    /// A local repair (§6.12): the hop count of the broken route. One RREQ
+    /// only; its failure ends in a RERR.
+    repair_of_hops: Option<u8>,
 }
 
 struct Buffered<P> {
@@ -281,22 +284,13 @@ impl<P: Copy> Aodv<P> {
             return Some(next_hop);
         }
         if originated_here {
-            if self.buffer.len() >= self.p.buffer_capacity {
-                if let Some(old) = self.buffer.pop_front() {
-                    out.push(AodvAction::DropData {
-                        packet: old.packet,
-                        cause: DropCause::BufferFull,
-                    });
-                }
-            }
-            self.buffer.push_back(Buffered {
-                dst,
-                packet,
-                expires: now + self.p.buffer_timeout,
-            });
+            self.buffer_packet(now, dst, packet, out);
             if !self.discoveries.contains_key(&dst) {
                 self.start_discovery(now, dst, out);
             }
+        } else if self.repairing(dst) {
+            // §6.12: data waits while the route is being repaired.
+            self.buffer_packet(now, dst, packet, out);
         } else {
             out.push(AodvAction::DropData {
                 packet,
@@ -305,6 +299,34 @@ impl<P: Copy> Aodv<P> {
             self.rerr_no_route(now, dst, out);
         }
         None
+    }
+
+    fn buffer_packet(
+        &mut self,
+        now: SimTime,
+        dst: NodeAddr,
+        packet: P,
+        out: &mut Vec<AodvAction<P>>,
+    ) {
+        if self.buffer.len() >= self.p.buffer_capacity {
+            if let Some(old) = self.buffer.pop_front() {
+                out.push(AodvAction::DropData {
+                    packet: old.packet,
+                    cause: DropCause::BufferFull,
+                });
+            }
+        }
+        self.buffer.push_back(Buffered {
+            dst,
+            packet,
+            expires: now + self.p.buffer_timeout,
+        });
+    }
+
+    fn repairing(&self, dst: NodeAddr) -> bool {
+        self.discoveries
+            .get(&dst)
+            .is_some_and(|d| d.repair_of_hops.is_some())
     }
 
     /// Data for `dst` went to (or came from) neighbour `next_hop`: the route
@@ -378,7 +400,84 @@ impl<P: Copy> Aodv<P> {
                 }
             }
         }
-        self.send_rerr(now, unreachable, recipients, out);
+        self.send_rerr(now, unreachable, recipients, false, out);
+    }
+
+    /// The MAC gave up on data `packet` from `src` to `dst` sent to
+    /// `next_hop`. Does what `handle_link_failure` does and, with local
+    /// repair on (§6.12), keeps the packet while this node (not the source)
+    /// looks for a new route to a destination at most MAX_REPAIR_TTL hops
+    /// away. Returns the packet if AODV did not keep it; the caller then
+    /// drops it. Frames still queued for the same neighbour may be passed
+    /// here too: those for a destination under repair join the wait.
+    pub fn handle_data_failure(
+        &mut self,
+        now: SimTime,
+        next_hop: NodeAddr,
+        src: NodeAddr,
+        dst: NodeAddr,
+        packet: P,
+        out: &mut Vec<AodvAction<P>>,
+    ) -> Option<P> {
+        let keep = if self.repairing(dst) {
+            true
+        } else if self.p.local_repair && src != self.me {
+            let max = self.p.max_repair_ttl;
+            let broken = self
+                .routes
+                .active_mut(now, dst)
+                .filter(|r| r.next_hop == next_hop && r.hop_count <= max)
+                .is_some();
+            if broken {
+                self.start_local_repair(now, src, dst, out);
+            }
+            broken
+        } else {
+            false
+        };
+        self.handle_link_failure(now, next_hop, out);
+        if keep {
+            self.buffer_packet(now, dst, packet, out);
+            None
+        } else {
+            Some(packet)
+        }
+    }
+
+    /// §6.12: the route to `dst` is invalid with its sequence number
+    /// incremented but keeps its precursors; one RREQ with TTL
+    /// max(MIN_REPAIR_TTL, hops to the source / 2) + LOCAL_ADD_TTL, where
+    /// MIN_REPAIR_TTL is the broken route's hop count.
+    fn start_local_repair(
+        &mut self,
+        now: SimTime,
+        src: NodeAddr,
+        dst: NodeAddr,
+        out: &mut Vec<AodvAction<P>>,
+    ) {
+        let dp = self.p.delete_period;
+        let Some(r) = self.routes.active_mut(now, dst) else {
+            return;
+        };
+        if r.valid_seq {
+            r.seq = r.seq.wrapping_add(1);
+        }
+        r.invalidate(now, dp);
+        let old_hops = r.hop_count;
+        let src_hops = self.routes.get_mut(now, src).map_or(0, |r| r.hop_count);
+        let ttl = u32::from(old_hops.max(src_hops / 2)) + u32::from(self.p.local_add_ttl);
+        let ttl = ttl.min(u32::from(self.p.net_diameter)) as u8;
+        self.discoveries.insert(
+            dst,
+            Discovery {
+                ttl,
+                max_ttl_sends: 0,
+                deadline: now,
+                rate_limited: false,
+                repair_of_hops: Some(old_hops),
+            },
+        );
+        self.send_rreq(now, dst, out);
     }
 
     /// Runs whatever is due at `now`: RREQ retries, discovery failures,
@@ -453,6 +552,7 @@ impl<P: Copy> Aodv<P> {
                 max_ttl_sends: 0,
                 deadline: now,
                 rate_limited: false,
+                repair_of_hops: None,
             },
         );
         self.send_rreq(now, dst, out);
@@ -515,6 +615,20 @@ impl<P: Copy> Aodv<P> {
         };
         if d.rate_limited {
             // The held-back RREQ goes now, at the TTL already chosen.
+        } else if d.repair_of_hops.is_some() {
+            // §6.12: the repair failed; proceed as for a break (§6.11).
+            self.discoveries.remove(&dst);
+            self.drop_buffered(dst, out);
+            let mut recipients = BTreeSet::new();
+            let mut unreachable = Vec::new();
+            if let Some(r) = self.routes.get_mut(now, dst) {
+                if !r.precursors.is_empty() {
+                    unreachable.push((dst, r.seq));
+                    recipients.extend(r.precursors.drain(..));
+                }
+            }
+            self.send_rerr(now, unreachable, recipients, false, out);
+            return;
         } else if d.ttl < self.p.net_diameter {
             d.ttl = self
                 .p
@@ -522,20 +636,24 @@ impl<P: Copy> Aodv<P> {
         } else if d.max_ttl_sends > self.p.rreq_retries {
             // §6.3: RREQ_RETRIES tries at NET_DIAMETER have failed.
             self.discoveries.remove(&dst);
-            let buffer = std::mem::take(&mut self.buffer);
-            for b in buffer {
-                if b.dst == dst {
-                    out.push(AodvAction::DropData {
-                        packet: b.packet,
-                        cause: DropCause::NoRoute,
-                    });
-                } else {
-                    self.buffer.push_back(b);
-                }
-            }
+            self.drop_buffered(dst, out);
             return;
         }
         self.send_rreq(now, dst, out);
+    }
+
+    fn drop_buffered(&mut self, dst: NodeAddr, out: &mut Vec<AodvAction<P>>) {
+        let buffer = std::mem::take(&mut self.buffer);
+        for b in buffer {
+            if b.dst == dst {
+                out.push(AodvAction::DropData {
+                    packet: b.packet,
+                    cause: DropCause::NoRoute,
+                });
+            } else {
+                self.buffer.push_back(b);
+            }
+        }
     }
 
     /// A route to `dst` has become active: end its discovery and send the
@@ -544,10 +662,23 @@ impl<P: Copy> Aodv<P> {
         if !self.discoveries.contains_key(&dst) {
             return;
         }
-        let Some(next_hop) = self.routes.active_mut(now, dst).map(|r| r.next_hop) else {
+        let Some((next_hop, hops, seq, precursors)) = self
+            .routes
+            .active_mut(now, dst)
+            .map(|r| (r.next_hop, r.hop_count, r.seq, r.precursors.clone()))
+        else {
             return;
         };
-        self.discoveries.remove(&dst);
+        let discovery = self.discoveries.remove(&dst);
+        if discovery
+            .and_then(|d| d.repair_of_hops)
+            .is_some_and(|old| hops > old)
+        {
+            // §6.12: repaired, but longer; tell the precursors without
+            // deleting their routes (N flag).
+            let recipients = precursors.into_iter().collect();
+            self.send_rerr(now, vec![(dst, seq)], recipients, true, out);
+        }
         let buffer = std::mem::take(&mut self.buffer);
         let mut sent = false;
         for b in buffer {
@@ -855,6 +986,15 @@ impl<P: Copy> Aodv<P> {
             if r.next_hop != from {
                 continue;
             }
+            if e.no_delete {
+                // §6.12: a route was repaired upstream; keep ours and only
+                // pass the news on.
+                if !r.precursors.is_empty() {
+                    unreachable.push((dst, seq));
+                    recipients.extend(r.precursors.iter().copied());
+                }
+                continue;
+            }
             r.seq = seq;
             r.invalidate(now, dp);
             if !r.precursors.is_empty() {
@@ -862,7 +1002,7 @@ impl<P: Copy> Aodv<P> {
                 recipients.extend(r.precursors.drain(..));
             }
         }
-        self.send_rerr(now, unreachable, recipients, out);
+        self.send_rerr(now, unreachable, recipients, e.no_delete, out);
     }
 
     // ---- sending ----
@@ -896,13 +1036,14 @@ impl<P: Copy> Aodv<P> {
         now: SimTime,
         unreachable: Vec<(NodeAddr, u32)>,
         recipients: BTreeSet<NodeAddr>,
+        no_delete: bool,
         out: &mut Vec<AodvAction<P>>,
     ) {
         if unreachable.is_empty() || recipients.is_empty() || !self.rerr_allowed(now) {
             return;
         }
         let msg = AodvMessage::Rerr(Rerr {
-            no_delete: false,
+            no_delete,
             unreachable,
         });
         self.counters.rerr_sent += 1;

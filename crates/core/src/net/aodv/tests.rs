@@ -149,8 +149,22 @@ impl Net {
                 },
             );
         } else {
-            self.mac_drops.push((self.now, node, pkt));
-            self.mac_failure(node, next_hop);
+            // The MAC gave up: AODV may keep the packet for a local repair.
+            let (src, dst) = self.packets[pkt as usize];
+            let mut out = Vec::new();
+            let now = self.now;
+            let back = self.nodes[node].handle_data_failure(
+                now,
+                next_hop as NodeAddr,
+                src as NodeAddr,
+                dst,
+                pkt,
+                &mut out,
+            );
+            if let Some(p) = back {
+                self.mac_drops.push((now, node, p));
+            }
+            self.apply(node, out);
         }
     }
 
@@ -903,8 +917,12 @@ mod random {
         edges: &[(usize, usize)],
         sends: &[(u64, usize, usize)],
         cuts: &[(u64, usize)],
+        local_repair: bool,
     ) -> Net {
-        let mut net = Net::new(n, edges, |_| AodvConfig::default());
+        let mut net = Net::new(n, edges, |_| AodvConfig {
+            local_repair,
+            ..AodvConfig::default()
+        });
         let mut script: Vec<Step> = sends
             .iter()
             .filter(|s| s.1 != s.2)
@@ -965,7 +983,7 @@ mod random {
         fn static_networks_account_for_every_packet_without_loops(
             (n, edges, sends, _cuts) in scenario()
         ) {
-            let mut net = run(n, &edges, &sends, &[]);
+            let mut net = run(n, &edges, &sends, &[], false);
             // Routes never claim fewer hops than the shortest path.
             let mut checked = 0;
             for a in 0..n {
@@ -997,9 +1015,10 @@ mod random {
 
         #[test]
         fn broken_links_leave_no_packet_unaccounted(
-            (n, edges, sends, cuts) in scenario()
+            (n, edges, sends, cuts) in scenario(),
+            local_repair in any::<bool>(),
         ) {
-            let mut net = run(n, &edges, &sends, &cuts);
+            let mut net = run(n, &edges, &sends, &cuts, local_repair);
             net.run_until(at_ms(60_000));
             check_ledger(&net);
         }
@@ -1037,4 +1056,90 @@ fn an_expired_route_is_not_answered_by_a_neighbour_that_routes_through_us() {
     // The answer came from the destination, not from node 3.
     let rreps = net.rreps_since(t);
     assert_eq!(rreps.first().map(|r| r.0), Some(1));
+}
+
+fn with_local_repair() -> AodvConfig {
+    AodvConfig {
+        local_repair: true,
+        ..AodvConfig::default()
+    }
+}
+
+#[test]
+fn local_repair_finds_a_detour_and_only_warns_the_source() {
+    // 0 - 1 - 2 - 3 with a detour 2 - 4 - 3 around the link that breaks.
+    let edges = [(0, 1), (1, 2), (2, 3), (2, 4), (4, 3)];
+    let mut net = Net::new(5, &edges, |_| with_local_repair());
+    net.send(0, 3);
+    net.run_until(at_ms(1000));
+    assert_eq!(net.nodes[2].next_hop(net.now, 3), Some(3));
+    let before = net.nodes[0].route(net.now, 3).unwrap();
+
+    net.cut(2, 3);
+    let t = net.now;
+    let p = net.send(0, 3);
+    net.run_until(at_ms(1500));
+    assert_eq!(net.delivered.last().map(|d| d.2), Some(p));
+    assert!(net.mac_drops.is_empty() && net.dropped.is_empty());
+    // Node 2 searched (TTL = max(1, 2 / 2) + LOCAL_ADD_TTL = 3), not the source.
+    let ttls: Vec<u8> = net
+        .rreqs_from(2)
+        .iter()
+        .filter(|r| r.0 >= t)
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(ttls, vec![3]);
+    assert!(net.rreqs_from(0).iter().all(|r| r.0 < t));
+    assert_eq!(net.nodes[2].next_hop(net.now, 3), Some(4));
+    // The new route is longer: a RERR with the N flag, which deletes nothing.
+    let rerrs: Vec<(usize, Option<usize>, bool)> = net
+        .sent
+        .iter()
+        .filter(|s| s.at >= t)
+        .filter_map(|s| match &s.msg {
+            AodvMessage::Rerr(e) => Some((s.node, s.to, e.no_delete)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rerrs, vec![(2, Some(1), true), (1, Some(0), true)]);
+    let after = net.nodes[0].route(net.now, 3).unwrap();
+    assert!(after.active);
+    assert_eq!((after.next_hop, after.seq), (before.next_hop, before.seq));
+}
+
+#[test]
+fn failed_local_repair_drops_the_packet_and_sends_rerr() {
+    let mut net = Net::chain(4, |_| with_local_repair());
+    net.send(0, 3);
+    net.run_until(at_ms(1000));
+    net.cut(2, 3);
+    let t = net.now;
+    let p = net.send(0, 3);
+    net.run_until(at_ms(2000));
+    let rreq = net
+        .rreqs_from(2)
+        .into_iter()
+        .find(|r| r.0 >= t)
+        .expect("repair RREQ");
+    // One RREQ, a RING_TRAVERSAL_TIME wait for TTL 3, then §6.11.
+    let give_up = rreq.0 + ms(400);
+    assert_eq!(net.dropped, vec![(give_up, 2, p, DropCause::NoRoute)]);
+    let rerrs = net.rerrs_since(t);
+    let hops: Vec<(usize, Option<usize>)> = rerrs.iter().map(|r| (r.0, r.1)).collect();
+    assert_eq!(hops, vec![(2, Some(1)), (1, Some(0))]);
+    assert!(!net.nodes[0].route(net.now, 3).unwrap().active);
+}
+
+#[test]
+fn the_source_does_not_repair_locally() {
+    let mut net = Net::chain(3, |_| with_local_repair());
+    net.send(0, 2);
+    net.run_until(at_ms(1000));
+    net.cut(0, 1);
+    let p = net.send(0, 2);
+    assert_eq!(
+        net.mac_drops.iter().map(|d| d.2).collect::<Vec<_>>(),
+        vec![p]
+    );
+    assert!(!net.nodes[0].discovery_in_progress(2));
 }
