@@ -11,9 +11,10 @@
 //! (§6.5), RREPs from destinations and from intermediates, with the D and G
 //! flags (§6.6), forward route set-up (§6.7), HELLO messages (§6.9, off by
 //! default), link-layer failure detection and RERRs with precursor lists
-//! (§6.10, §6.11), RREQ and RERR rate limits, and a FIFO buffer for packets
-//! waiting for a route. Not implemented: local repair (§6.12), RREP-ACK and
-//! blacklisting of unidirectional links (§6.8), multicast.
+//! (§6.10, §6.11), local repair (§6.12, off by default), RREQ and RERR rate
+//! limits, and a FIFO buffer for packets waiting for a route. Not
+//! implemented: RREP-ACK and blacklisting of unidirectional links (§6.8),
+//! multicast.
 //! See `docs/aodv.md` for the choices where the RFC leaves room.
 
 mod config;
