@@ -575,9 +575,10 @@ impl<P: Copy> Aodv<P> {
         d.rate_limited = false;
         let ttl = d.ttl;
         d.deadline = if ttl >= self.p.net_diameter {
-            let backoff = 1u64 << d.max_ttl_sends.min(32);
+            let backoff = 1u64 << d.max_ttl_sends.min(40);
             d.max_ttl_sends += 1;
-            now + self.p.net_traversal_time.mul(backoff)
+            let wait = self.p.net_traversal_time.as_nanos().saturating_mul(backoff);
+            now + Duration::from_nanos(wait)
         } else {
             now + self.p.ring_traversal_time(ttl)
         };
