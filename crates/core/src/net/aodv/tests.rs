@@ -1143,3 +1143,41 @@ fn the_source_does_not_repair_locally() {
     );
     assert!(!net.nodes[0].discovery_in_progress(2));
 }
+
+#[test]
+fn same_seed_same_run() {
+    let run = |seed: u64| {
+        let edges: Vec<(usize, usize)> = (0..16)
+            .flat_map(|i| {
+                let (r, c) = (i / 4, i % 4);
+                let mut e = Vec::new();
+                if c < 3 {
+                    e.push((i, i + 1));
+                }
+                if r < 3 {
+                    e.push((i, i + 4));
+                }
+                e
+            })
+            .collect();
+        let mut net = Net::new(16, &edges, |_| AodvConfig::default());
+        for (i, node) in net.nodes.iter_mut().enumerate() {
+            *node = Aodv::new(
+                i as NodeAddr,
+                &AodvConfig::default(),
+                stream(seed, i as u64, Purpose::Routing),
+            );
+        }
+        for (src, dst) in [(0, 15), (3, 12), (5, 10)] {
+            net.send(src, dst);
+        }
+        net.run_until(at_ms(3000));
+        assert_eq!(net.delivered.len(), 3);
+        net.sent
+            .iter()
+            .map(|s| (s.at, s.node, s.to, s.msg.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(1), run(1));
+    assert_ne!(run(1), run(2));
+}
