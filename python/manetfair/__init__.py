@@ -3,3 +3,10 @@
 from manetfair._core import version as _native_version
 
 __version__ = _native_version()
+
+from manetfair._core import ScenarioError
+from manetfair.api import RunResult, run
+from manetfair.errors import InputError
+from manetfair.scenario import Scenario
+
+__all__ = ["InputError", "RunResult", "Scenario", "ScenarioError", "__version__", "run"]

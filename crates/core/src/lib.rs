@@ -2,8 +2,15 @@
 //! 802.11 ad hoc networks. Protocol layers are state machines without I/O;
 //! the engine (`sim`) owns time, events and randomness.
 
+pub mod app;
 pub mod engine;
+pub mod mac;
+pub mod metrics;
 pub mod net;
+pub mod phy;
+pub mod scenario;
+pub mod sim;
 pub mod time;
+pub mod transport;
 
 pub use time::{Duration, SimTime};

@@ -77,11 +77,7 @@ impl<E> EventQueue<E> {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
-            at: at.0,
-            seq,
-            event,
-        });
+        self.heap.push(Entry { at: at.0, seq, event });
     }
 
     pub fn peek_time(&self) -> Option<SimTime> {

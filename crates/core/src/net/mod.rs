@@ -1,1 +1,10 @@
+//! The network layer: packets and their ledger, the interface queue (the
+//! seam where queue disciplines plug in), and routing.
+
 pub mod aodv;
+pub mod packet;
+pub mod queue;
+pub mod static_routes;
+
+pub use packet::{Body, DropCause, Ledger, Packet, PacketKind, PacketStore, NO_FLOW};
+pub use queue::{InterfaceQueue, QueueKind, Queued};

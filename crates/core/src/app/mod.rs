@@ -1,0 +1,4 @@
+//! Traffic sources, as generators without I/O.
+
+pub mod cbr;
+pub mod onoff;

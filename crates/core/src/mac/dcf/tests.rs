@@ -1,0 +1,328 @@
+//! Hand-driven DCF timing tests. Each drives one or two `Dcf` instances with
+//! literal inputs and expects literal microseconds, from this timeline
+//! (802.11b, 2 Mbit/s data, 1 Mbit/s control, long preamble):
+//!
+//! ```text
+//!  A: |DIFS|--RTS 352--|            |--------- DATA 4416 ---------|          |
+//!     0   50          402  SIFS    716 SIFS 726                5142 SIFS    5456
+//!  B:                     |-CTS 304-|                               |-ACK 304-|
+//!                        412        716                            5152     5456
+//! ```
+
+use super::*;
+use crate::engine::{stream, Purpose};
+
+const A: u32 = 0;
+const B: u32 = 1;
+const C: u32 = 2;
+
+fn us(x: u64) -> SimTime {
+    SimTime(x * 1000)
+}
+
+fn dcf(me: u32, seed: u64) -> Dcf {
+    Dcf::new(me, DcfConfig::default(), stream(seed, me as u64, Purpose::Backoff))
+}
+
+/// 1000 B payload + UDP 8 + IP 20: a 1056-byte data frame, 4416 µs at 2 Mbit/s.
+fn msdu() -> Msdu {
+    Msdu { packet: 7, bytes: 1028 }
+}
+
+fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
+    out.iter().rev().find_map(|a| match a {
+        MacAction::SetTimer { timer, at, gen } if *timer == t => Some((*at, *gen)),
+        _ => None,
+    })
+}
+
+fn transmitted(out: &[MacAction]) -> Option<Frame> {
+    out.iter().find_map(|a| match a {
+        MacAction::Transmit(f) => Some(*f),
+        _ => None,
+    })
+}
+
+/// Fires `t` at the time it was armed for and returns what the MAC did.
+fn fire(m: &mut Dcf, out: &[MacAction], t: MacTimer) -> (SimTime, Vec<MacAction>) {
+    let (at, gen) = timer(out, t).unwrap_or_else(|| panic!("{t:?} not armed in {out:?}"));
+    let mut o = Vec::new();
+    m.handle_timer(at, t, gen, &mut o);
+    (at, o)
+}
+
+#[test]
+fn rts_cts_data_ack_exchange() {
+    let (mut a, mut b) = (dcf(A, 1), dcf(B, 1));
+    let mut out = Vec::new();
+    a.handle_msdu(us(0), msdu(), B, &mut out);
+    // Idle medium: no backoff, transmit after DIFS.
+    let (t, o) = fire(&mut a, &out, MacTimer::Access);
+    assert_eq!(t, us(50));
+    let rts = transmitted(&o).unwrap();
+    assert_eq!(rts.kind, FrameKind::Rts);
+    assert_eq!(rts.airtime(), Duration::from_micros(352));
+    // NAV: 3 SIFS + CTS 304 + DATA 4416 + ACK 304.
+    assert_eq!(rts.duration, Duration::from_micros(5054));
+
+    let mut out = Vec::new();
+    a.handle_medium_busy(us(50));
+    a.handle_tx_end(us(402), &mut out);
+    assert_eq!(timer(&out, MacTimer::Timeout).unwrap().0, us(736));
+
+    let mut bo = Vec::new();
+    b.handle_medium_busy(us(50));
+    b.handle_rx(us(402), &rts, &mut bo);
+    b.handle_medium_idle(us(402), &mut bo);
+    let (t, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(t, us(412));
+    let cts = transmitted(&o).unwrap();
+    assert_eq!(
+        (cts.kind, cts.rx, cts.duration),
+        (FrameKind::Cts, A, Duration::from_micros(4740))
+    );
+    b.handle_tx_end(us(716), &mut Vec::new());
+
+    let mut out = Vec::new();
+    a.handle_rx(us(716), &cts, &mut out);
+    let (t, o) = fire(&mut a, &out, MacTimer::Response);
+    assert_eq!(t, us(726));
+    let data = transmitted(&o).unwrap();
+    assert_eq!(
+        (data.kind, data.duration, data.retry),
+        (FrameKind::Data, Duration::from_micros(314), false)
+    );
+    let mut out = Vec::new();
+    a.handle_tx_end(us(5142), &mut out);
+    assert_eq!(timer(&out, MacTimer::Timeout).unwrap().0, us(5476));
+
+    let mut bo = Vec::new();
+    b.handle_rx(us(5142), &data, &mut bo);
+    assert!(bo.contains(&MacAction::Deliver { msdu: msdu(), from: A }));
+    let (t, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(t, us(5152));
+    let ack = transmitted(&o).unwrap();
+    assert_eq!(ack.kind, FrameKind::Ack);
+
+    let mut out = Vec::new();
+    a.handle_medium_busy(us(5152));
+    a.handle_rx(us(5456), &ack, &mut out);
+    assert!(out.contains(&MacAction::TxDone {
+        msdu: msdu(),
+        next_hop: B
+    }));
+    a.handle_medium_idle(us(5456), &mut out);
+    // A backoff follows every transmission: DIFS plus the drawn slots.
+    let slots = a.backoff_slots() as u64;
+    assert!(slots <= 31);
+    assert_eq!(timer(&out, MacTimer::Access).unwrap().0, us(5456 + 50 + 20 * slots));
+    assert!(a.wants_msdu());
+}
+
+#[test]
+fn defers_to_the_nav_of_an_overheard_rts() {
+    let mut c = dcf(C, 3);
+    let rts = Frame {
+        kind: FrameKind::Rts,
+        tx: A,
+        rx: B,
+        duration: Duration::from_micros(5054),
+        seq: 0,
+        retry: false,
+        msdu: None,
+        bytes: RTS_BYTES,
+        rate: Rate::MBPS_1,
+    };
+    let mut out = Vec::new();
+    c.handle_medium_busy(us(50));
+    c.handle_rx(us(402), &rts, &mut out);
+    c.handle_medium_idle(us(402), &mut out);
+    assert_eq!(c.nav().end(), us(5456));
+    // A frame that arrives while the NAV is set backs off after NAV + DIFS.
+    let mut out = Vec::new();
+    c.handle_msdu(us(500), msdu(), B, &mut out);
+    let slots = c.backoff_slots() as u64;
+    assert_eq!(timer(&out, MacTimer::Access).unwrap().0, us(5456 + 50 + 20 * slots));
+    // It does not answer an RTS for itself while its NAV is set.
+    let mut out = Vec::new();
+    let rts_to_c = Frame { rx: C, tx: B, ..rts };
+    c.handle_rx(us(1000), &rts_to_c, &mut out);
+    assert!(timer(&out, MacTimer::Response).is_none());
+    assert_eq!(c.nav().busy_time(us(5456)), Duration::from_micros(5054));
+}
+
+#[test]
+fn eifs_after_a_corrupted_frame() {
+    let mut c = dcf(C, 4);
+    let mut out = Vec::new();
+    c.handle_medium_busy(us(0));
+    c.handle_rx_error(us(300));
+    c.handle_medium_idle(us(300), &mut out);
+    c.handle_msdu(us(310), msdu(), B, &mut out);
+    // EIFS = SIFS 10 + ACK 304 + DIFS 50 = 364 µs after the error.
+    assert_eq!(timer(&out, MacTimer::Access).unwrap().0, us(664));
+    // A correct frame afterwards restores DIFS.
+    let ack = Frame {
+        kind: FrameKind::Ack,
+        tx: A,
+        rx: B,
+        duration: Duration::ZERO,
+        seq: 0,
+        retry: false,
+        msdu: None,
+        bytes: ACK_BYTES,
+        rate: Rate::MBPS_1,
+    };
+    let mut out = Vec::new();
+    c.handle_medium_busy(us(400));
+    c.handle_rx(us(704), &ack, &mut out);
+    c.handle_medium_idle(us(704), &mut out);
+    assert_eq!(timer(&out, MacTimer::Access).unwrap().0, us(754));
+}
+
+#[test]
+fn backoff_freezes_while_busy_and_resumes() {
+    // Find a seed whose first draw leaves at least three slots.
+    let (mut m, k) = (1..100)
+        .find_map(|seed| {
+            let mut m = dcf(A, seed);
+            m.handle_medium_busy(us(0));
+            m.handle_msdu(us(0), msdu(), B, &mut Vec::new());
+            let k = m.backoff_slots() as u64;
+            (k >= 3).then_some((m, k))
+        })
+        .unwrap();
+    let mut out = Vec::new();
+    m.handle_medium_idle(us(100), &mut out);
+    assert_eq!(timer(&out, MacTimer::Access).unwrap().0, us(100 + 50 + 20 * k));
+    // Busy 2 slots and 5 µs into the countdown: two slots are used up.
+    m.handle_medium_busy(us(100 + 50 + 45));
+    assert_eq!(m.backoff_slots() as u64, k - 2);
+    let mut out = Vec::new();
+    m.handle_medium_idle(us(1000), &mut out);
+    let (t, o) = fire(&mut m, &out, MacTimer::Access);
+    assert_eq!(t, us(1000 + 50 + 20 * (k - 2)));
+    assert_eq!(transmitted(&o).unwrap().kind, FrameKind::Rts);
+    // A stale timer generation is ignored.
+    let mut o = Vec::new();
+    m.handle_timer(t, MacTimer::Access, 0, &mut o);
+    assert!(o.is_empty());
+}
+
+#[test]
+fn short_retry_limit_drops_and_signals_link_failure() {
+    let mut a = dcf(A, 5);
+    let mut out = Vec::new();
+    a.handle_msdu(us(0), msdu(), B, &mut out);
+    let mut cws = Vec::new();
+    let mut now;
+    let mut rts_sent = 0;
+    loop {
+        let (t, o) = fire(&mut a, &out, MacTimer::Access);
+        let f = transmitted(&o).unwrap();
+        assert_eq!(f.kind, FrameKind::Rts);
+        assert_eq!(f.retry, rts_sent > 0);
+        rts_sent += 1;
+        now = t + f.airtime();
+        let mut o = Vec::new();
+        a.handle_tx_end(now, &mut o);
+        let (tt, o) = fire(&mut a, &o, MacTimer::Timeout);
+        assert_eq!(tt, now + Duration::from_micros(10 + 304 + 20));
+        cws.push(a.cw());
+        if o.iter().any(|x| matches!(x, MacAction::TxFailed { .. })) {
+            assert!(o.contains(&MacAction::TxFailed {
+                msdu: msdu(),
+                next_hop: B
+            }));
+            break;
+        }
+        out = o;
+    }
+    assert_eq!(rts_sent, 7);
+    assert_eq!(cws, vec![63, 127, 255, 511, 1023, 1023, 31]);
+    assert_eq!(a.stats.retry_drops, 1);
+    assert!(a.wants_msdu());
+}
+
+#[test]
+fn long_retry_limit_counts_data_after_cts() {
+    let mut a = dcf(A, 6);
+    let mut out = Vec::new();
+    a.handle_msdu(us(0), msdu(), B, &mut out);
+    let cts = Frame {
+        kind: FrameKind::Cts,
+        tx: B,
+        rx: A,
+        duration: Duration::ZERO,
+        seq: 0,
+        retry: false,
+        msdu: None,
+        bytes: CTS_BYTES,
+        rate: Rate::MBPS_1,
+    };
+    let mut data_sent = Vec::new();
+    for _ in 0..4 {
+        let (t, o) = fire(&mut a, &out, MacTimer::Access);
+        let rts = transmitted(&o).unwrap();
+        let end = t + rts.airtime();
+        a.handle_tx_end(end, &mut Vec::new());
+        let mut o = Vec::new();
+        a.handle_rx(end + Duration::from_micros(314), &cts, &mut o);
+        let (t, o) = fire(&mut a, &o, MacTimer::Response);
+        let data = transmitted(&o).unwrap();
+        data_sent.push(data.retry);
+        let mut o = Vec::new();
+        a.handle_tx_end(t + data.airtime(), &mut o);
+        let (_, o) = fire(&mut a, &o, MacTimer::Timeout);
+        out = o;
+    }
+    assert_eq!(data_sent, vec![false, true, true, true]);
+    assert!(out.iter().any(|x| matches!(x, MacAction::TxFailed { .. })));
+}
+
+#[test]
+fn duplicate_data_is_acked_but_not_delivered_twice() {
+    let mut b = dcf(B, 7);
+    let data = Frame {
+        kind: FrameKind::Data,
+        tx: A,
+        rx: B,
+        duration: Duration::from_micros(314),
+        seq: 9,
+        retry: false,
+        msdu: Some(msdu()),
+        bytes: 1056,
+        rate: Rate::MBPS_2,
+    };
+    let mut o = Vec::new();
+    b.handle_rx(us(10), &data, &mut o);
+    assert_eq!(o.iter().filter(|x| matches!(x, MacAction::Deliver { .. })).count(), 1);
+    let (_, t) = fire(&mut b, &o, MacTimer::Response);
+    b.handle_tx_end(us(400), &mut Vec::new());
+    assert_eq!(transmitted(&t).unwrap().kind, FrameKind::Ack);
+    let mut o = Vec::new();
+    b.handle_rx(us(6000), &Frame { retry: true, ..data }, &mut o);
+    assert!(!o.iter().any(|x| matches!(x, MacAction::Deliver { .. })));
+    assert!(timer(&o, MacTimer::Response).is_some());
+    assert_eq!(b.stats.duplicates, 1);
+}
+
+#[test]
+fn broadcast_goes_without_rts_or_ack_at_the_basic_rate() {
+    let mut a = dcf(A, 8);
+    let mut out = Vec::new();
+    a.handle_msdu(us(0), msdu(), BROADCAST, &mut out);
+    let (t, o) = fire(&mut a, &out, MacTimer::Access);
+    let f = transmitted(&o).unwrap();
+    assert_eq!(
+        (f.kind, f.rx, f.rate, f.duration),
+        (FrameKind::Data, BROADCAST, Rate::MBPS_1, Duration::ZERO)
+    );
+    let mut o = Vec::new();
+    a.handle_tx_end(t + f.airtime(), &mut o);
+    assert!(o.contains(&MacAction::TxDone {
+        msdu: msdu(),
+        next_hop: BROADCAST
+    }));
+    assert!(timer(&o, MacTimer::Timeout).is_none());
+}

@@ -1,0 +1,8 @@
+//! The IEEE 802.11 MAC: the distributed coordination function and its frames.
+
+pub mod dcf;
+pub mod frame;
+pub mod nav;
+
+pub use dcf::{Dcf, DcfConfig, MacAction, MacTimer};
+pub use frame::{Frame, FrameKind, BROADCAST};

@@ -1,0 +1,162 @@
+//! The interface queue between the network layer and the MAC. Routing and
+//! control packets go ahead of data (as ns-2's priority interface queue).
+//! The queue discipline is an enum: RED, NRED, the ingress-throttling
+//! scheduler and OPET's per-flow queues plug in here as further variants.
+
+use super::packet::DropCause;
+use crate::time::SimTime;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Queued {
+    pub packet: u32,
+    pub next_hop: u32,
+    pub bytes: u32,
+    pub control: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueKind {
+    DropTail,
+}
+
+impl QueueKind {
+    pub const NAMES: &'static [&'static str] = &["droptail"];
+    pub fn parse(s: &str) -> Option<QueueKind> {
+        match s {
+            "droptail" => Some(QueueKind::DropTail),
+            _ => None,
+        }
+    }
+}
+
+pub struct InterfaceQueue {
+    kind: QueueKind,
+    capacity: usize,
+    control: VecDeque<Queued>,
+    data: VecDeque<Queued>,
+    /// ∫ length dt since the last reading, for time-averaged traces.
+    area: u128,
+    last_change: SimTime,
+}
+
+impl InterfaceQueue {
+    pub fn new(kind: QueueKind, capacity: usize) -> Self {
+        InterfaceQueue {
+            kind,
+            capacity,
+            control: VecDeque::new(),
+            data: VecDeque::new(),
+            area: 0,
+            last_change: SimTime::ZERO,
+        }
+    }
+
+    pub fn kind(&self) -> QueueKind {
+        self.kind
+    }
+
+    pub fn len(&self) -> usize {
+        self.control.len() + self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn account(&mut self, now: SimTime) {
+        self.area += self.len() as u128 * now.saturating_since(self.last_change).as_nanos() as u128;
+        self.last_change = now;
+    }
+
+    /// Adds a packet, or returns it with the reason it was refused.
+    pub fn enqueue(&mut self, now: SimTime, q: Queued) -> Result<(), (Queued, DropCause)> {
+        match self.kind {
+            QueueKind::DropTail => {
+                if self.len() >= self.capacity {
+                    return Err((q, DropCause::QueueOverflow));
+                }
+            }
+        }
+        self.account(now);
+        if q.control {
+            self.control.push_back(q);
+        } else {
+            self.data.push_back(q);
+        }
+        Ok(())
+    }
+
+    pub fn dequeue(&mut self, now: SimTime) -> Option<Queued> {
+        self.account(now);
+        self.control.pop_front().or_else(|| self.data.pop_front())
+    }
+
+    /// Removes every packet for `next_hop` (a broken link), in queue order.
+    pub fn remove_for_next_hop(&mut self, now: SimTime, next_hop: u32) -> Vec<Queued> {
+        self.account(now);
+        let mut out = Vec::new();
+        for q in [&mut self.control, &mut self.data] {
+            q.retain(|x| {
+                if x.next_hop == next_hop {
+                    out.push(*x);
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        out
+    }
+
+    /// Mean length since the previous call (for 1 s traces).
+    pub fn take_mean_len(&mut self, now: SimTime, since: SimTime) -> f64 {
+        self.account(now);
+        let span = now.saturating_since(since).as_nanos();
+        let mean = if span == 0 {
+            self.len() as f64
+        } else {
+            self.area as f64 / span as f64
+        };
+        self.area = 0;
+        mean
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(p: u32, control: bool) -> Queued {
+        Queued {
+            packet: p,
+            next_hop: p % 2,
+            bytes: 100,
+            control,
+        }
+    }
+
+    #[test]
+    fn droptail_with_control_first() {
+        let mut iq = InterfaceQueue::new(QueueKind::DropTail, 3);
+        let t = SimTime::ZERO;
+        iq.enqueue(t, q(1, false)).unwrap();
+        iq.enqueue(t, q(2, false)).unwrap();
+        iq.enqueue(t, q(3, true)).unwrap();
+        assert_eq!(iq.enqueue(t, q(4, true)), Err((q(4, true), DropCause::QueueOverflow)));
+        assert_eq!(iq.dequeue(t).unwrap().packet, 3);
+        assert_eq!(iq.dequeue(t).unwrap().packet, 1);
+        let removed = iq.remove_for_next_hop(t, 0);
+        assert_eq!(removed.iter().map(|x| x.packet).collect::<Vec<_>>(), vec![2]);
+        assert!(iq.is_empty());
+    }
+
+    #[test]
+    fn time_averaged_length() {
+        let mut iq = InterfaceQueue::new(QueueKind::DropTail, 10);
+        iq.enqueue(SimTime(0), q(1, false)).unwrap();
+        iq.enqueue(SimTime(500), q(2, false)).unwrap();
+        // 1 packet for 500 ns, 2 packets for 500 ns.
+        assert!((iq.take_mean_len(SimTime(1000), SimTime(0)) - 1.5).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,205 @@
+//! The shared channel: node positions and, for each node, the list of nodes
+//! within carrier-sense range with the received power and propagation delay
+//! precomputed. A uniform grid with cells of the carrier-sense range finds
+//! neighbours in O(1) cells; lists change only when a node moves, so a
+//! transmission touches only its carrier-sense neighbourhood (DESIGN.md
+//! principle 5) and never recomputes propagation.
+
+use super::propagation::{Thresholds, TwoRayGround};
+use crate::time::Duration;
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Position {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl Position {
+    pub fn distance(&self, o: &Position) -> f64 {
+        ((self.x - o.x).powi(2) + (self.y - o.y).powi(2)).sqrt()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Neighbor {
+    pub node: u32,
+    pub power_w: f64,
+    pub delay: Duration,
+    /// Within transmission range: frames from the owner can decode here.
+    pub in_rx_range: bool,
+}
+
+pub struct Channel {
+    model: TwoRayGround,
+    pub thresholds: Thresholds,
+    tx_range_m: f64,
+    cs_range_m: f64,
+    positions: Vec<Position>,
+    neighbors: Vec<Vec<Neighbor>>,
+    grid: HashMap<(i64, i64), Vec<u32>>,
+}
+
+impl Channel {
+    pub fn new(positions: Vec<Position>, tx_range_m: f64, cs_range_m: f64, capture_db: f64) -> Self {
+        let model = TwoRayGround::default();
+        let thresholds = Thresholds::from_ranges(&model, tx_range_m, cs_range_m, capture_db);
+        let n = positions.len();
+        let mut ch = Channel {
+            model,
+            thresholds,
+            tx_range_m,
+            cs_range_m,
+            positions,
+            neighbors: vec![Vec::new(); n],
+            grid: HashMap::new(),
+        };
+        for i in 0..n as u32 {
+            let c = ch.cell(&ch.positions[i as usize]);
+            ch.grid.entry(c).or_default().push(i);
+        }
+        for i in 0..n as u32 {
+            ch.neighbors[i as usize] = ch.compute_neighbors(i);
+        }
+        ch
+    }
+
+    pub fn len(&self) -> usize {
+        self.positions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    pub fn position(&self, node: u32) -> Position {
+        self.positions[node as usize]
+    }
+
+    /// Nodes within carrier-sense range of `node`, by increasing id.
+    pub fn neighbors(&self, node: u32) -> &[Neighbor] {
+        &self.neighbors[node as usize]
+    }
+
+    /// Whether `to` can decode frames from `from` (distance within tx range).
+    pub fn in_rx_range(&self, from: u32, to: u32) -> bool {
+        self.within(
+            self.positions[from as usize].distance(&self.positions[to as usize]),
+            self.tx_range_m,
+        )
+    }
+
+    /// Distances equal to a range count as inside it: a frame decodes at
+    /// exactly `tx_range_m` (a relative tolerance absorbs rounding in sqrt).
+    fn within(&self, d: f64, range: f64) -> bool {
+        d <= range * (1.0 + 1e-12)
+    }
+
+    fn cell(&self, p: &Position) -> (i64, i64) {
+        (
+            (p.x / self.cs_range_m).floor() as i64,
+            (p.y / self.cs_range_m).floor() as i64,
+        )
+    }
+
+    fn compute_neighbors(&self, i: u32) -> Vec<Neighbor> {
+        let p = self.positions[i as usize];
+        let (cx, cy) = self.cell(&p);
+        let mut out = Vec::new();
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                if let Some(nodes) = self.grid.get(&(cx + dx, cy + dy)) {
+                    for &j in nodes {
+                        if j != i {
+                            if let Some(nb) = self.link(i, j) {
+                                out.push(nb);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|n| n.node);
+        out
+    }
+
+    fn link(&self, i: u32, j: u32) -> Option<Neighbor> {
+        let d = self.positions[i as usize].distance(&self.positions[j as usize]);
+        if !self.within(d, self.cs_range_m) {
+            return None;
+        }
+        Some(Neighbor {
+            node: j,
+            power_w: self.model.rx_power_w(d),
+            delay: Duration::from_nanos((d / super::SPEED_OF_LIGHT * 1e9).round() as u64),
+            in_rx_range: self.within(d, self.tx_range_m),
+        })
+    }
+
+    /// Moves `node`; its own list and its old and new neighbours' lists are updated.
+    pub fn set_position(&mut self, node: u32, p: Position) {
+        let old_cell = self.cell(&self.positions[node as usize]);
+        self.positions[node as usize] = p;
+        let new_cell = self.cell(&p);
+        if old_cell != new_cell {
+            if let Some(v) = self.grid.get_mut(&old_cell) {
+                v.retain(|&x| x != node);
+            }
+            self.grid.entry(new_cell).or_default().push(node);
+        }
+        let old: Vec<u32> = self.neighbors[node as usize].iter().map(|n| n.node).collect();
+        for j in old {
+            self.neighbors[j as usize].retain(|n| n.node != node);
+        }
+        let fresh = self.compute_neighbors(node);
+        for nb in &fresh {
+            let back = self.link(nb.node, node).expect("links are symmetric");
+            let list = &mut self.neighbors[nb.node as usize];
+            let at = list.partition_point(|n| n.node < node);
+            list.insert(at, back);
+        }
+        self.neighbors[node as usize] = fresh;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(n: usize, spacing: f64) -> Channel {
+        let pos = (0..n)
+            .map(|i| Position {
+                x: i as f64 * spacing,
+                y: 0.0,
+            })
+            .collect();
+        Channel::new(pos, 250.0, 550.0, 10.0)
+    }
+
+    #[test]
+    fn decodes_at_exactly_tx_range_and_senses_to_cs_range() {
+        let ch = chain(4, 250.0);
+        assert!(ch.in_rx_range(0, 1));
+        assert!(!ch.in_rx_range(0, 2));
+        let ids: Vec<u32> = ch.neighbors(1).iter().map(|n| n.node).collect();
+        assert_eq!(ids, vec![0, 2, 3]); // 3 is at 500 m: sensed, not decoded
+        assert!(ch.neighbors(1)[0].power_w >= ch.thresholds.rx_w);
+        assert!(ch.neighbors(1)[2].power_w < ch.thresholds.rx_w);
+        assert!(ch.neighbors(1)[2].power_w >= ch.thresholds.cs_w);
+        let ch = chain(2, 250.5);
+        assert!(!ch.in_rx_range(0, 1));
+    }
+
+    #[test]
+    fn moving_updates_both_sides() {
+        let mut ch = chain(3, 200.0);
+        ch.set_position(2, Position { x: 2000.0, y: 0.0 });
+        assert_eq!(ch.neighbors(0).len(), 1);
+        assert!(ch.neighbors(2).is_empty());
+        ch.set_position(2, Position { x: 100.0, y: 50.0 });
+        let ids: Vec<u32> = ch.neighbors(1).iter().map(|n| n.node).collect();
+        assert_eq!(ids, vec![0, 2]);
+        let fresh = chain(3, 200.0);
+        assert_eq!(fresh.neighbors(0).len(), 2);
+    }
+}

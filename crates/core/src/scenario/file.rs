@@ -1,0 +1,179 @@
+//! The scenario file as written (CONTRACT.md §2): serde structs with the
+//! documented defaults. Unknown keys are refused. Serialising a parsed file
+//! gives the canonical form with every default filled in.
+
+use serde::{Deserialize, Serialize};
+
+fn default_name() -> String {
+    "scenario".to_string()
+}
+fn one() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    #[serde(default = "default_name")]
+    pub name: String,
+    pub duration_s: f64,
+    #[serde(default = "one")]
+    pub seed: u64,
+    #[serde(default)]
+    pub radio: RadioFile,
+    #[serde(default)]
+    pub mac: MacFile,
+    #[serde(default)]
+    pub routing: RoutingFile,
+    pub topology: TopologyFile,
+    #[serde(default, rename = "node", skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeFile>,
+    #[serde(default, rename = "flow")]
+    pub flows: Vec<FlowFile>,
+    #[serde(default)]
+    pub tcp: crate::transport::tcp::TcpConfig,
+    #[serde(default)]
+    pub onoff: crate::app::onoff::OnOffConfig,
+    #[serde(default)]
+    pub trace: TraceFile,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RadioFile {
+    pub data_rate_mbps: f64,
+    pub basic_rate_mbps: f64,
+    pub tx_range_m: f64,
+    pub cs_range_m: f64,
+    pub propagation: String,
+    pub capture_threshold_db: f64,
+}
+
+impl Default for RadioFile {
+    fn default() -> Self {
+        RadioFile {
+            data_rate_mbps: 2.0,
+            basic_rate_mbps: 1.0,
+            tx_range_m: 250.0,
+            cs_range_m: 550.0,
+            propagation: "two-ray-ground".into(),
+            capture_threshold_db: 10.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MacFile {
+    pub rts_threshold_bytes: u32,
+    pub short_retry_limit: u32,
+    pub long_retry_limit: u32,
+    pub queue: String,
+    pub queue_capacity_pkts: u32,
+    pub slot_us: u32,
+    pub sifs_us: u32,
+    pub cw_min: u32,
+    pub cw_max: u32,
+}
+
+impl Default for MacFile {
+    fn default() -> Self {
+        MacFile {
+            rts_threshold_bytes: 0,
+            short_retry_limit: 7,
+            long_retry_limit: 4,
+            queue: "droptail".into(),
+            queue_capacity_pkts: 50,
+            slot_us: 20,
+            sifs_us: 10,
+            cw_min: 31,
+            cw_max: 1023,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingFile {
+    pub protocol: String,
+}
+
+impl Default for RoutingFile {
+    fn default() -> Self {
+        RoutingFile {
+            protocol: "static".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyFile {
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spacing_m: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cols: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width_m: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height_m: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeFile {
+    pub id: i64,
+    pub x_m: f64,
+    pub y_m: f64,
+}
+
+fn default_transport() -> String {
+    "tcp-newreno".into()
+}
+fn default_app() -> String {
+    "ftp".into()
+}
+fn default_packet_bytes() -> u32 {
+    1000
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowFile {
+    pub src: i64,
+    pub dst: i64,
+    #[serde(default = "default_transport")]
+    pub transport: String,
+    #[serde(default = "default_app")]
+    pub app: String,
+    #[serde(default = "default_packet_bytes")]
+    pub packet_bytes: u32,
+    #[serde(default)]
+    pub start_s: f64,
+    /// Defaults to the end of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_kbps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<i64>>,
+}
+
+/// What the run records beyond the summary.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TraceFile {
+    /// Per-node 1 s series (queue length, radio busy fraction).
+    pub node_series: bool,
+}
+
+impl Default for TraceFile {
+    fn default() -> Self {
+        TraceFile { node_series: true }
+    }
+}

@@ -1,0 +1,526 @@
+//! Scenarios: parsing (TOML or JSON, the same keys), validation with
+//! messages that name the key, the bad value and what is allowed, and the
+//! resolved model the simulator runs. Topology generators live here too.
+
+pub mod file;
+pub mod topology;
+
+pub use file::ScenarioFile;
+
+use crate::app::onoff::OnOffConfig;
+use crate::mac::DcfConfig;
+use crate::net::static_routes::{hop_distances, UNREACHABLE};
+use crate::net::QueueKind;
+use crate::phy::channel::Position;
+use crate::phy::Rate;
+use crate::time::{Duration, SimTime};
+use crate::transport::tcp::{TcpConfig, TcpVariant};
+use std::fmt;
+
+/// A problem with a scenario that the user can fix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    /// The offending key as a path (`flow[0].dst`), or empty for the whole file.
+    pub key: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "key `{}`: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Toml,
+    Json,
+}
+
+/// Parses the file format; serde's message keeps the key path.
+pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
+    match format {
+        Format::Toml => {
+            // Syntax first, so that "not TOML" is told apart from a bad key.
+            let _: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+                ScenarioError::new("", format!("not valid TOML: {}", one_line(&e.to_string())))
+            })?;
+            let de = toml::Deserializer::new(text);
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                let inner = e.inner();
+                let line = inner.span().map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
+                let msg = match line {
+                    Some(l) => format!("{} (line {l})", one_line(inner.message())),
+                    None => one_line(inner.message()),
+                };
+                path_error(e.path().to_string(), &msg)
+            })
+        }
+        Format::Json => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            serde_path_to_error::deserialize(&mut de)
+                .map_err(|e| path_error(e.path().to_string(), &e.inner().to_string()))
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn path_error(path: String, msg: &str) -> ScenarioError {
+    let path = if path == "." { String::new() } else { path };
+    let msg = one_line(msg);
+    let msg = if msg.starts_with("missing field") { format!("{msg} (required)") } else { msg };
+    ScenarioError::new(path, msg)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Udp,
+    Tcp(TcpVariant),
+}
+
+impl Transport {
+    pub const NAMES: &'static [&'static str] = &["tcp-newreno", "tcp-reno", "udp"];
+    pub fn parse(s: &str) -> Option<Transport> {
+        if s == "udp" {
+            return Some(Transport::Udp);
+        }
+        s.parse().ok().map(Transport::Tcp)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::Tcp(v) => v.name(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum App {
+    /// Constant bit rate, `rate_kbps` (over UDP).
+    Cbr { rate_kbps: f64 },
+    /// Bulk transfer, always backlogged (over TCP).
+    Ftp,
+    /// HTTP-like on/off source of the `[onoff]` table (over TCP).
+    Http,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutingKind {
+    Static,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub transport: Transport,
+    pub app: App,
+    pub packet_bytes: u32,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub route: Option<Vec<u32>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RadioParams {
+    pub tx_range_m: f64,
+    pub cs_range_m: f64,
+    pub capture_db: f64,
+}
+
+/// A validated scenario, with node indices 0..n and every value resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    pub duration: SimTime,
+    /// External node ids, by internal index.
+    pub node_ids: Vec<i64>,
+    pub positions: Vec<Position>,
+    pub radio: RadioParams,
+    pub dcf: DcfConfig,
+    pub queue: QueueKind,
+    pub queue_capacity: usize,
+    pub routing: RoutingKind,
+    pub flows: Vec<FlowSpec>,
+    pub node_series: bool,
+    pub tcp: TcpConfig,
+    pub onoff: OnOffConfig,
+    /// The file with every default filled in.
+    pub file: ScenarioFile,
+}
+
+/// Largest MSDU 802.11 carries (§8.3.2.1).
+pub const MAX_MSDU_BYTES: u32 = 2304;
+
+fn positive(key: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(key, format!("{v} must be a positive number")))
+    }
+}
+
+/// Turns a component's "key = value: why" message into a ScenarioError.
+fn split_key_error(table: &str, msg: &str) -> ScenarioError {
+    match msg.split_once(" = ") {
+        Some((key, rest)) if !key.contains(' ') => {
+            let key = if key.starts_with(&format!("{table}.")) {
+                key.to_string()
+            } else {
+                format!("{table}.{key}")
+            };
+            ScenarioError::new(key, rest.to_string())
+        }
+        _ => ScenarioError::new(table, msg.to_string()),
+    }
+}
+
+fn fmt_list(xs: &[&str]) -> String {
+    xs.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ")
+}
+
+fn rate(key: &str, mbps: f64) -> Result<Rate> {
+    Rate::from_mbps(mbps)
+        .ok_or_else(|| ScenarioError::new(key, format!("{mbps} is not an 802.11b rate; allowed: 1, 2, 5.5, 11")))
+}
+
+/// Parses and validates; `seed` and `duration_s` override the file.
+pub fn load(text: &str, format: Format, seed: Option<u64>, duration_s: Option<f64>) -> Result<Scenario> {
+    let mut file = parse_file(text, format)?;
+    if let Some(s) = seed {
+        file.seed = s;
+    }
+    if let Some(d) = duration_s {
+        file.duration_s = d;
+    }
+    resolve(file)
+}
+
+pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
+    positive("duration_s", file.duration_s)?;
+    let duration = SimTime::from_secs_f64(file.duration_s);
+
+    let r = &file.radio;
+    let data_rate = rate("radio.data_rate_mbps", r.data_rate_mbps)?;
+    let basic_rate = rate("radio.basic_rate_mbps", r.basic_rate_mbps)?;
+    positive("radio.tx_range_m", r.tx_range_m)?;
+    positive("radio.cs_range_m", r.cs_range_m)?;
+    if r.cs_range_m < r.tx_range_m {
+        return Err(ScenarioError::new(
+            "radio.cs_range_m",
+            format!(
+                "{} is below radio.tx_range_m = {}; carrier sense must reach at least as far as decoding",
+                r.cs_range_m, r.tx_range_m
+            ),
+        ));
+    }
+    if r.propagation != "two-ray-ground" {
+        return Err(ScenarioError::new(
+            "radio.propagation",
+            format!(
+                "\"{}\" is not a propagation model; allowed: \"two-ray-ground\"",
+                r.propagation
+            ),
+        ));
+    }
+    if !(r.capture_threshold_db.is_finite() && r.capture_threshold_db >= 0.0) {
+        return Err(ScenarioError::new(
+            "radio.capture_threshold_db",
+            format!("{} must be a number of dB >= 0", r.capture_threshold_db),
+        ));
+    }
+
+    let m = &file.mac;
+    let queue = QueueKind::parse(&m.queue).ok_or_else(|| {
+        ScenarioError::new(
+            "mac.queue",
+            format!(
+                "\"{}\" is not a queue discipline; allowed: {}",
+                m.queue,
+                fmt_list(QueueKind::NAMES)
+            ),
+        )
+    })?;
+    for (key, v) in [
+        ("mac.short_retry_limit", m.short_retry_limit),
+        ("mac.long_retry_limit", m.long_retry_limit),
+        ("mac.queue_capacity_pkts", m.queue_capacity_pkts),
+        ("mac.slot_us", m.slot_us),
+        ("mac.sifs_us", m.sifs_us),
+    ] {
+        if v == 0 {
+            return Err(ScenarioError::new(key, "0 is not allowed; must be an integer >= 1"));
+        }
+    }
+    if !(m.cw_min + 1).is_power_of_two() || m.cw_min < 1 {
+        return Err(ScenarioError::new(
+            "mac.cw_min",
+            format!("{} must be 2^k - 1 with k >= 1 (e.g. 31)", m.cw_min),
+        ));
+    }
+    if !(m.cw_max + 1).is_power_of_two() || m.cw_max < m.cw_min {
+        return Err(ScenarioError::new(
+            "mac.cw_max",
+            format!("{} must be 2^k - 1 and >= mac.cw_min = {}", m.cw_max, m.cw_min),
+        ));
+    }
+    let dcf = DcfConfig {
+        slot: Duration::from_micros(m.slot_us as u64),
+        sifs: Duration::from_micros(m.sifs_us as u64),
+        cw_min: m.cw_min,
+        cw_max: m.cw_max,
+        short_retry_limit: m.short_retry_limit,
+        long_retry_limit: m.long_retry_limit,
+        rts_threshold_bytes: m.rts_threshold_bytes,
+        data_rate,
+        basic_rate,
+    };
+
+    file.tcp.validate().map_err(|e| split_key_error("tcp", &e))?;
+    file.onoff.validate().map_err(|e| split_key_error("onoff", &e))?;
+
+    let routing = match file.routing.protocol.as_str() {
+        "static" => RoutingKind::Static,
+        "aodv" => {
+            return Err(ScenarioError::new(
+                "routing.protocol",
+                "\"aodv\" is not available in this build yet; allowed: \"static\"",
+            ));
+        }
+        other => {
+            return Err(ScenarioError::new(
+                "routing.protocol",
+                format!("\"{other}\" is not a routing protocol; allowed: \"static\", \"aodv\""),
+            ));
+        }
+    };
+
+    let (node_ids, positions) = topology::build(&file)?;
+    let n = node_ids.len();
+    let index_of = |key: &str, id: i64| -> Result<u32> {
+        node_ids.iter().position(|&x| x == id).map(|i| i as u32).ok_or_else(|| {
+            let range = if file.topology.kind == "explicit" {
+                let ids: Vec<String> = node_ids.iter().take(20).map(|x| x.to_string()).collect();
+                format!(
+                    "the [[node]] ids: {}{}",
+                    ids.join(", "),
+                    if n > 20 { ", ..." } else { "" }
+                )
+            } else {
+                format!("0 to {}", n - 1)
+            };
+            ScenarioError::new(
+                key,
+                format!("{id} is not a node of this topology; node ids are {range}"),
+            )
+        })
+    };
+
+    // Connectivity over the transmission range, for static routes.
+    let channel =
+        crate::phy::channel::Channel::new(positions.clone(), r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
+    let adj: Vec<Vec<u32>> = (0..n as u32)
+        .map(|i| {
+            channel
+                .neighbors(i)
+                .iter()
+                .filter(|nb| nb.in_rx_range)
+                .map(|nb| nb.node)
+                .collect()
+        })
+        .collect();
+
+    let mut flows = Vec::with_capacity(file.flows.len());
+    for (i, f) in file.flows.iter().enumerate() {
+        let k = |s: &str| format!("flow[{i}].{s}");
+        let src = index_of(&k("src"), f.src)?;
+        let dst = index_of(&k("dst"), f.dst)?;
+        if src == dst {
+            return Err(ScenarioError::new(
+                k("dst"),
+                format!("{} equals flow[{i}].src; a flow needs two different nodes", f.dst),
+            ));
+        }
+        let transport = Transport::parse(&f.transport).ok_or_else(|| {
+            ScenarioError::new(
+                k("transport"),
+                format!(
+                    "\"{}\" is not a transport; allowed: {}",
+                    f.transport,
+                    fmt_list(Transport::NAMES)
+                ),
+            )
+        })?;
+        let app = match (f.app.as_str(), transport) {
+            ("cbr", Transport::Udp) => {
+                let rate = f.rate_kbps.ok_or_else(|| {
+                    ScenarioError::new(
+                        k("rate_kbps"),
+                        "missing: app \"cbr\" needs rate_kbps (a positive number)",
+                    )
+                })?;
+                positive(&k("rate_kbps"), rate)?;
+                App::Cbr { rate_kbps: rate }
+            }
+            ("ftp", Transport::Tcp(_)) => App::Ftp,
+            ("http", Transport::Tcp(_)) => App::Http,
+            ("cbr" | "ftp" | "http", _) => {
+                return Err(ScenarioError::new(
+                    k("app"),
+                    format!(
+                        "\"{}\" does not run over transport \"{}\"; \"cbr\" runs over \"udp\", \"ftp\" and \"http\" over TCP",
+                        f.app, f.transport
+                    ),
+                ));
+            }
+            (a, _) => {
+                return Err(ScenarioError::new(
+                    k("app"),
+                    format!("\"{a}\" is not an application; allowed: \"cbr\", \"ftp\", \"http\""),
+                ))
+            }
+        };
+        if f.rate_kbps.is_some() && !matches!(app, App::Cbr { .. }) {
+            return Err(ScenarioError::new(k("rate_kbps"), "only app = \"cbr\" takes a rate"));
+        }
+        if f.packet_bytes == 0 || f.packet_bytes > MAX_MSDU_BYTES - 28 {
+            return Err(ScenarioError::new(
+                k("packet_bytes"),
+                format!("{} must be between 1 and {}", f.packet_bytes, MAX_MSDU_BYTES - 28),
+            ));
+        }
+        if !(f.start_s.is_finite() && f.start_s >= 0.0) {
+            return Err(ScenarioError::new(
+                k("start_s"),
+                format!("{} must be a number of seconds >= 0", f.start_s),
+            ));
+        }
+        if f.start_s >= file.duration_s {
+            return Err(ScenarioError::new(
+                k("start_s"),
+                format!(
+                    "{} is not before the end of the run (duration_s = {})",
+                    f.start_s, file.duration_s
+                ),
+            ));
+        }
+        let stop_s = f.stop_s.unwrap_or(file.duration_s);
+        if !(stop_s.is_finite() && stop_s > f.start_s) {
+            return Err(ScenarioError::new(
+                k("stop_s"),
+                format!("{stop_s} must be after start_s = {}", f.start_s),
+            ));
+        }
+        let route = match &f.route {
+            None => None,
+            Some(path) => {
+                if routing != RoutingKind::Static {
+                    return Err(ScenarioError::new(
+                        k("route"),
+                        "an explicit route needs routing.protocol = \"static\"",
+                    ));
+                }
+                let idx: Vec<u32> = path
+                    .iter()
+                    .map(|&id| index_of(&k("route"), id))
+                    .collect::<Result<_>>()?;
+                if idx.len() < 2 || idx[0] != src || idx[idx.len() - 1] != dst {
+                    return Err(ScenarioError::new(
+                        k("route"),
+                        format!("{path:?} must start at src = {} and end at dst = {}", f.src, f.dst),
+                    ));
+                }
+                let mut seen = idx.clone();
+                seen.sort_unstable();
+                seen.dedup();
+                if seen.len() != idx.len() {
+                    return Err(ScenarioError::new(k("route"), format!("{path:?} visits a node twice")));
+                }
+                for (w, ids) in idx.windows(2).zip(path.windows(2)) {
+                    if !channel.in_rx_range(w[0], w[1]) {
+                        return Err(ScenarioError::new(
+                            k("route"),
+                            format!(
+                                "hop {} -> {} is longer than radio.tx_range_m = {} m",
+                                ids[0], ids[1], r.tx_range_m
+                            ),
+                        ));
+                    }
+                }
+                Some(idx)
+            }
+        };
+        if routing == RoutingKind::Static && route.is_none() && hop_distances(&adj, dst)[src as usize] == UNREACHABLE {
+            return Err(ScenarioError::new(
+                k("dst"),
+                format!(
+                    "node {} is unreachable from node {} under static routing: no path of hops within radio.tx_range_m = {} m",
+                    f.dst, f.src, r.tx_range_m
+                ),
+            ));
+        }
+        flows.push(FlowSpec {
+            src,
+            dst,
+            transport,
+            app,
+            packet_bytes: f.packet_bytes,
+            start: SimTime::from_secs_f64(f.start_s),
+            stop: SimTime::from_secs_f64(stop_s.min(file.duration_s)),
+            route,
+        });
+    }
+
+    Ok(Scenario {
+        name: file.name.clone(),
+        seed: file.seed,
+        duration,
+        node_ids,
+        positions,
+        radio: RadioParams {
+            tx_range_m: r.tx_range_m,
+            cs_range_m: r.cs_range_m,
+            capture_db: r.capture_threshold_db,
+        },
+        dcf,
+        queue,
+        queue_capacity: m.queue_capacity_pkts as usize,
+        routing,
+        flows,
+        node_series: file.trace.node_series,
+        tcp: file.tcp.clone(),
+        onoff: file.onoff.clone(),
+        file,
+    })
+}
+
+impl Scenario {
+    /// Canonical JSON of the file with defaults filled in (for hashing).
+    pub fn canonical_json(&self) -> String {
+        serde_json::to_string(&self.file).expect("scenario serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+//! Topology generators (CONTRACT.md §2). Generated topologies number nodes
+//! from 0: a chain eastward from x = 0; a grid row by row, with
+//! id = row × cols + col at (col × spacing, row × spacing); a random field
+//! in draw order, positions drawn uniformly from the seed's topology stream.
+
+use super::file::ScenarioFile;
+use super::ScenarioError;
+use crate::engine::{stream, Purpose};
+use crate::phy::channel::Position;
+use rand::Rng;
+
+type Built = (Vec<i64>, Vec<Position>);
+
+pub const KINDS: &str = "\"chain\", \"grid\", \"random\", \"explicit\"";
+/// A bound that keeps a typo from allocating the machine away.
+pub const MAX_NODES: u64 = 1_000_000;
+
+pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
+    let t = &file.topology;
+    let given: [(&str, bool); 6] = [
+        ("nodes", t.nodes.is_some()),
+        ("spacing_m", t.spacing_m.is_some()),
+        ("rows", t.rows.is_some()),
+        ("cols", t.cols.is_some()),
+        ("width_m", t.width_m.is_some()),
+        ("height_m", t.height_m.is_some()),
+    ];
+    let takes: &[&str] = match t.kind.as_str() {
+        "chain" => &["nodes", "spacing_m"],
+        "grid" => &["rows", "cols", "spacing_m"],
+        "random" => &["nodes", "width_m", "height_m"],
+        "explicit" => &[],
+        other => {
+            return Err(ScenarioError::new(
+                "topology.kind",
+                format!("\"{other}\" is not a topology kind; allowed: {KINDS}"),
+            ));
+        }
+    };
+    for (key, present) in given {
+        if present && !takes.contains(&key) {
+            let allowed = if takes.is_empty() {
+                "no other keys (nodes come from [[node]] tables)".to_string()
+            } else {
+                takes.join(", ")
+            };
+            return Err(ScenarioError::new(
+                format!("topology.{key}"),
+                format!("not used by kind = \"{}\", which takes {allowed}", t.kind),
+            ));
+        }
+    }
+    for key in takes {
+        if !given.iter().any(|(k, p)| k == key && *p) {
+            return Err(ScenarioError::new(
+                format!("topology.{key}"),
+                format!("missing: kind = \"{}\" needs {}", t.kind, takes.join(", ")),
+            ));
+        }
+    }
+    if t.kind != "explicit" && !file.nodes.is_empty() {
+        return Err(ScenarioError::new(
+            "node",
+            format!(
+                "[[node]] tables go with topology.kind = \"explicit\", not \"{}\"",
+                t.kind
+            ),
+        ));
+    }
+    let count = |key: &str, v: u64, min: u64| -> Result<usize, ScenarioError> {
+        if v < min || v > MAX_NODES {
+            Err(ScenarioError::new(
+                format!("topology.{key}"),
+                format!("{v} must be between {min} and {MAX_NODES}"),
+            ))
+        } else {
+            Ok(v as usize)
+        }
+    };
+    let length = |key: &str, v: f64| -> Result<f64, ScenarioError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(ScenarioError::new(
+                format!("topology.{key}"),
+                format!("{v} must be a positive number of metres"),
+            ))
+        }
+    };
+    match t.kind.as_str() {
+        "chain" => {
+            let n = count("nodes", t.nodes.unwrap_or(0) as u64, 2)?;
+            let s = length("spacing_m", t.spacing_m.unwrap_or(0.0))?;
+            Ok(numbered((0..n).map(|i| Position {
+                x: i as f64 * s,
+                y: 0.0,
+            })))
+        }
+        "grid" => {
+            let rows = count("rows", t.rows.unwrap_or(0) as u64, 1)?;
+            let cols = count("cols", t.cols.unwrap_or(0) as u64, 1)?;
+            count("rows", (rows * cols) as u64, 2)
+                .map_err(|_| ScenarioError::new("topology.rows", "rows × cols must be at least 2 nodes"))?;
+            let s = length("spacing_m", t.spacing_m.unwrap_or(0.0))?;
+            Ok(numbered((0..rows).flat_map(|r| {
+                (0..cols).map(move |c| Position {
+                    x: c as f64 * s,
+                    y: r as f64 * s,
+                })
+            })))
+        }
+        "random" => {
+            let n = count("nodes", t.nodes.unwrap_or(0) as u64, 2)?;
+            let w = length("width_m", t.width_m.unwrap_or(0.0))?;
+            let h = length("height_m", t.height_m.unwrap_or(0.0))?;
+            let mut rng = stream(file.seed, u64::MAX, Purpose::Topology);
+            Ok(numbered((0..n).map(|_| Position {
+                x: rng.gen::<f64>() * w,
+                y: rng.gen::<f64>() * h,
+            })))
+        }
+        _ => {
+            if file.nodes.len() < 2 {
+                return Err(ScenarioError::new(
+                    "node",
+                    format!(
+                        "kind = \"explicit\" needs at least 2 [[node]] tables, found {}",
+                        file.nodes.len()
+                    ),
+                ));
+            }
+            let mut ids = Vec::with_capacity(file.nodes.len());
+            let mut pos = Vec::with_capacity(file.nodes.len());
+            for (i, nd) in file.nodes.iter().enumerate() {
+                if ids.contains(&nd.id) {
+                    return Err(ScenarioError::new(
+                        format!("node[{i}].id"),
+                        format!("{} is used by an earlier [[node]]; ids must be unique", nd.id),
+                    ));
+                }
+                for (k, v) in [("x_m", nd.x_m), ("y_m", nd.y_m)] {
+                    if !v.is_finite() {
+                        return Err(ScenarioError::new(
+                            format!("node[{i}].{k}"),
+                            format!("{v} must be a finite number of metres"),
+                        ));
+                    }
+                }
+                ids.push(nd.id);
+                pos.push(Position { x: nd.x_m, y: nd.y_m });
+            }
+            Ok((ids, pos))
+        }
+    }
+}
+
+fn numbered(it: impl Iterator<Item = Position>) -> Built {
+    let pos: Vec<Position> = it.collect();
+    ((0..pos.len() as i64).collect(), pos)
+}

@@ -1,0 +1,54 @@
+//! The events of a run. Kept small (24 bytes): frames and packets live in
+//! tables and are referred to by index.
+
+use crate::mac::MacTimer;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event {
+    /// A transmission's first bit reaches `node` with this power.
+    SignalStart {
+        node: u32,
+        air: u32,
+        power_w: f64,
+    },
+    /// Its last bit passes `node`.
+    SignalEnd {
+        node: u32,
+        air: u32,
+    },
+    /// The transmitter's own transmission ends.
+    TxEnd {
+        node: u32,
+        air: u32,
+    },
+    MacTimer {
+        node: u32,
+        timer: MacTimer,
+        gen: u32,
+    },
+    /// A flow's application has a packet (CBR), a request (HTTP) or its
+    /// start (FTP) due.
+    AppSend {
+        flow: u32,
+    },
+    /// A flow's application stops offering data (FTP, HTTP).
+    AppStop {
+        flow: u32,
+    },
+    /// A TCP endpoint's timer: `side` 0 is the sender, 1 the receiver.
+    TcpTimer {
+        flow: u32,
+        side: u8,
+        gen: u32,
+    },
+    /// A trace bin ends.
+    Sample,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small() {
+        assert!(std::mem::size_of::<super::Event>() <= 24);
+    }
+}

@@ -1,0 +1,26 @@
+"""Type stubs of the native core (crates/py), built by maturin."""
+
+from typing import Callable
+
+class ScenarioError(ValueError):
+    """A scenario the core rejects: one paragraph naming the key, the bad value and what is allowed."""
+
+def version() -> str: ...
+def check_scenario(
+    text: str,
+    fmt: str = "toml",
+    origin: str = "<scenario>",
+    seed: int | None = None,
+    duration_s: float | None = None,
+) -> str:
+    """Validates a scenario; returns the canonical JSON of the fully defaulted scenario."""
+
+def run_scenario(
+    text: str,
+    fmt: str = "toml",
+    origin: str = "<scenario>",
+    seed: int | None = None,
+    duration_s: float | None = None,
+    progress: Callable[[float, float], None] | None = None,
+) -> tuple[str, str]:
+    """Runs one scenario; returns (summary JSON, traces JSON)."""

@@ -1,0 +1,542 @@
+"""The `manetfair` command (CONTRACT §1): run, check, experiments, reproduce, sweep, export.
+
+Exit status: 0 success; 2 bad input (scenario, file, argument, experiment id), with a
+one-paragraph message and no traceback; 1 any other failure. With --json exactly one
+JSON document goes to stdout; progress and logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from manetfair.errors import InputError
+
+EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {value}")
+    return value
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, not {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from manetfair.runner import default_jobs
+    from manetfair.store import DEFAULT_STORE, STORE_ENV
+
+    store_help = f"results store file (default ${STORE_ENV} or ./{DEFAULT_STORE})"
+    jobs_help = f"worker processes (default: the number of cores, here {default_jobs()})"
+
+    p = argparse.ArgumentParser(
+        prog="manetfair",
+        description="Packet-level simulator of multihop IEEE 802.11 ad hoc networks.",
+    )
+    p.add_argument("--version", action="version", version=_version_text())
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    r = sub.add_parser("run", help="run one scenario")
+    r.add_argument("file", metavar="FILE.toml")
+    r.add_argument("--seed", type=_nonneg_int, help="override the file's seed")
+    r.add_argument("--duration", type=_positive_float, metavar="S", help="override duration_s")
+    r.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="set a scenario key (repeatable), e.g. mac.rts_threshold_bytes=3000",
+    )
+    r.add_argument("--json", action="store_true", help="print the run summary as JSON on stdout")
+    r.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="also write summary.json and series.parquet/.csv to DIR",
+    )
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    c = sub.add_parser("check", help="validate a scenario without running it")
+    c.add_argument("file", metavar="FILE.toml")
+    c.add_argument("--param", action="append", default=[], metavar="KEY.PATH=VALUE")
+
+    e = sub.add_parser("experiments", help="list the built-in experiments")
+    e.add_argument("--json", action="store_true")
+
+    rp = sub.add_parser("reproduce", help="run built-in experiments and write the report")
+    rp.add_argument("ids", nargs="*", metavar="ID")
+    rp.add_argument("--quick", action="store_true", help="short durations and few seeds")
+    rp.add_argument("--seeds", type=_positive_int, metavar="N", help="seeds 1..N per variant")
+    rp.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    rp.add_argument(
+        "--out",
+        type=Path,
+        default=Path("manetfair-report"),
+        metavar="DIR",
+        help="report directory (default ./manetfair-report)",
+    )
+    rp.add_argument("--store", type=Path, metavar="PATH", help=store_help)
+    rp.add_argument("--jobs", type=_positive_int, metavar="N", help=jobs_help)
+    rp.add_argument("--quiet", action="store_true", help="no progress or per-run log lines")
+
+    sw = sub.add_parser("sweep", help="run a scenario over a parameter grid and seeds")
+    sw.add_argument("file", metavar="FILE.toml")
+    sw.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=V1,V2,...",
+        help="a sweep axis (repeatable); the grid is their product",
+    )
+    sw.add_argument(
+        "--seeds",
+        type=_positive_int,
+        required=True,
+        metavar="N",
+        help="seeds 1..N for every grid point",
+    )
+    sw.add_argument("--duration", type=_positive_float, metavar="S", help="override duration_s")
+    sw.add_argument("--store", type=Path, metavar="PATH", help=store_help)
+    sw.add_argument("--jobs", type=_positive_int, metavar="N", help=jobs_help)
+    sw.add_argument("--json", action="store_true", help="print every run and the per-point means")
+    sw.add_argument("--quiet", action="store_true")
+
+    ex = sub.add_parser("export", help="export the results store to Parquet or CSV")
+    ex.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    ex.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="directory to write runs, flows and experiment_runs tables into",
+    )
+    ex.add_argument("--store", type=Path, metavar="PATH", help=store_help)
+    return p
+
+
+def _version_text() -> str:
+    try:
+        import manetfair
+
+        return f"manetfair {manetfair.__version__}"
+    except Exception:  # noqa: BLE001 - --version must work even if the native module is broken
+        return "manetfair (native module not importable)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "run": cmd_run,
+        "check": cmd_check,
+        "experiments": cmd_experiments,
+        "reproduce": cmd_reproduce,
+        "sweep": cmd_sweep,
+        "export": cmd_export,
+    }
+    try:
+        from manetfair import _core
+
+        scenario_error: Any = getattr(_core, "ScenarioError", InputError)
+    except ImportError as exc:
+        _err(f"the native module manetfair._core cannot be imported ({exc}); reinstall manetfair")
+        return EXIT_FAILURE
+    try:
+        return handlers[args.command](args)
+    except (InputError, scenario_error) as exc:
+        _err(str(exc))
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        _err("interrupted; finished runs are kept in the results store")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - exit 1 with one line, not a traceback
+        from manetfair.runner import BatchError
+        from manetfair.store import StoreBusyError
+
+        if isinstance(exc, (BatchError, StoreBusyError)):
+            _err(str(exc))
+        else:
+            _err(f"{type(exc).__name__}: {exc}")
+            if os.environ.get("MANETFAIR_DEBUG"):
+                traceback.print_exc()
+            else:
+                print("(set MANETFAIR_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _err(message: str) -> None:
+    print(f"manetfair: error: {message}", file=sys.stderr)
+
+
+def _log(args: argparse.Namespace, message: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(message, file=sys.stderr, flush=True)
+
+
+def _want_bar(args: argparse.Namespace) -> bool:
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def _overrides(specs: Sequence[str]) -> dict[str, Any]:
+    from manetfair.scenario import parse_param
+
+    out: dict[str, Any] = {}
+    for spec in specs:
+        key, values = parse_param(spec)
+        out[key] = values[0]
+    return out
+
+
+# --- run / check ---------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from manetfair.api import RunResult, prepare
+
+    sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
+    sc.canonical_json()  # bad input fails here, before a progress bar appears
+    with _sim_progress(args) as progress:
+        summary_json, traces_json = sc.run_in_core(progress)
+    result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
+    if args.out is not None:
+        for path in result.write(args.out):
+            _log(args, f"wrote {path}")
+    if args.json:
+        print(json.dumps(result.summary))
+    else:
+        _print_summary(result.summary, sys.stdout)
+    return EXIT_OK
+
+
+@contextmanager
+def _sim_progress(args: argparse.Namespace) -> Iterator[Callable[[float, float], None] | None]:
+    if not _want_bar(args):
+        yield None
+        return
+    from tqdm import tqdm
+
+    bar = tqdm(
+        total=1.0,
+        unit="s",
+        file=sys.stderr,
+        leave=False,
+        desc="simulating",
+        bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}",
+    )
+
+    def progress(now_s: float, duration_s: float) -> None:
+        bar.total = duration_s
+        bar.n = min(now_s, duration_s)
+        bar.set_postfix_str(f"{now_s:.0f}/{duration_s:.0f} s simulated", refresh=False)
+        bar.refresh()
+
+    try:
+        yield progress
+    finally:
+        bar.close()
+
+
+def _print_summary(s: dict[str, Any], out: TextIO) -> None:
+    out.write(
+        f"{s.get('name', '')}: seed {s.get('seed')}, {s.get('duration_s')} s simulated "
+        f"in {s.get('wall_s', 0.0):.2f} s wall, {s.get('events', 0)} events\n"
+    )
+    out.write(f"{'flow':>4} {'src':>5} {'dst':>5} {'transport':<12} {'hops':>4} {'kbit/s':>10}\n")
+    out.writelines(
+        f"{f['id']:>4} {f['src']:>5} {f['dst']:>5} {f['transport']:<12} "
+        f"{f.get('hops', ''):>4} {f['throughput_kbps']:>10.1f}\n"
+        for f in s.get("flows", [])
+    )
+    out.write(
+        f"aggregate {s.get('aggregate_kbps', 0.0):.1f} kbit/s, "
+        f"Jain index {s.get('jain_index', 0.0):.3f}\n"
+    )
+    ledger = s.get("ledger", {})
+    if ledger and not ledger.get("balanced", True):
+        out.write("warning: the packet ledger does not balance\n")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from manetfair.scenario import Scenario
+
+    sc = Scenario.from_file(args.file).with_overrides(_overrides(args.param))
+    canonical = json.loads(sc.canonical_json())
+    nodes = canonical.get("node")
+    topo = canonical.get("topology", {})
+    n_nodes = len(nodes) if isinstance(nodes, list) and nodes else topo.get("nodes")
+    if n_nodes is None and "rows" in topo:
+        n_nodes = topo.get("rows", 0) * topo.get("cols", 0)
+    print(
+        f"{args.file}: valid ({topo.get('kind', '?')} topology, {n_nodes} nodes, "
+        f"{len(canonical.get('flow', []))} flows, {canonical.get('duration_s')} s)"
+    )
+    return EXIT_OK
+
+
+# --- experiments / reproduce ---------------------------------------------------------------
+
+
+def cmd_experiments(args: argparse.Namespace) -> int:
+    from manetfair import experiments
+
+    listing: list[dict[str, Any]] = []
+    for exp in experiments.load_all():
+        ok, why = exp.availability()
+        listing.append(
+            {
+                "id": exp.id,
+                "paper": exp.paper,
+                "figure": exp.figure,
+                "description": exp.description,
+                "available": ok,
+                "reason": why,
+            }
+        )
+    if args.json:
+        print(json.dumps({"experiments": listing}))
+        return EXIT_OK
+    width = max(len(x["id"]) for x in listing)
+    fwidth = max(len(x["figure"]) for x in listing)
+    print(
+        f"{'id':<{width}}  {'available':<9}  {'paper':<24}  {'figure/table':<{fwidth}}  description"
+    )
+    for x in listing:
+        print(
+            f"{x['id']:<{width}}  {'yes' if x['available'] else 'no':<9}  {x['paper']:<24}  "
+            f"{x['figure']:<{fwidth}}  {x['description']}"
+        )
+    return EXIT_OK
+
+
+def _open_store(path: Path | None) -> Any:
+    from manetfair.store import ResultsStore
+
+    return ResultsStore(path)
+
+
+def _on_done(args: argparse.Namespace) -> tuple[Callable[..., None], Callable[[], None]]:
+    """A per-run callback (a progress bar on a terminal, else one log line per run)."""
+    from manetfair.runner import describe
+
+    if args.quiet:
+        return (lambda outcome, done, total: None), (lambda: None)
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bars: list[Any] = []
+
+        def bar_cb(outcome: Any, done: int, total: int) -> None:
+            if not bars:
+                bars.append(tqdm(total=total, unit="run", file=sys.stderr, desc="runs"))
+            label = outcome.spec.experiment_id or Path(outcome.spec.scenario.origin).name
+            bars[0].write(f"[{done}/{total}] {label} {describe(outcome)}", file=sys.stderr)
+            bars[0].update(1)
+
+        return bar_cb, (lambda: bars[0].close() if bars else None)
+
+    def line_cb(outcome: Any, done: int, total: int) -> None:
+        label = outcome.spec.experiment_id or Path(outcome.spec.scenario.origin).name
+        print(f"[{done}/{total}] {label} {describe(outcome)}", file=sys.stderr, flush=True)
+
+    return line_cb, (lambda: None)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from manetfair import experiments, report
+    from manetfair.reproduce import reproduce, to_json
+    from manetfair.runner import default_jobs
+
+    known = experiments.load_all()
+    chosen = experiments.select(known, args.ids) if args.ids else known
+    availability = {e.id: e.availability() for e in chosen}
+    if args.ids:
+        missing = [(i, availability[i][1]) for i in args.ids if not availability[i][0]]
+        if missing:
+            for exp_id, why in missing:
+                _err(f"experiment {exp_id} is not yet available: {why}")
+            return EXIT_FAILURE
+    callback, close = _on_done(args)
+    with _open_store(args.store) as store:
+        _log(args, f"results store: {store.path}")
+        try:
+            results = reproduce(
+                chosen,
+                store,
+                quick=args.quick,
+                seeds=args.seeds,
+                jobs=args.jobs or default_jobs(),
+                on_done=callback,
+                availability=availability,
+            )
+        finally:
+            close()
+    report.write(results, args.out)
+    _log(args, f"report: {args.out / 'index.html'}")
+    if args.json:
+        print(json.dumps(to_json(results)))
+    else:
+        _print_reproduction(results, sys.stdout)
+    return EXIT_OK
+
+
+def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
+    from manetfair.report import fmt_number
+
+    unavailable = [r for r in results if not r.available]
+    for r in results:
+        if not r.available:
+            continue
+        held, total = r.holds_count()
+        out.write(
+            f"\n{r.experiment.id} ({r.experiment.paper}, {r.experiment.figure}): "
+            f"{held}/{total} claims hold, {len(r.outcomes)} runs\n"
+        )
+        width = max((len(v.what) for v in r.verdicts), default=5)
+        out.write(f"  {'claim':<{width}}  {'paper':>10}  {'measured':>10}  {'dev':>7}  verdict\n")
+        out.writelines(
+            f"  {v.what:<{width}}  {fmt_number(v.paper):>10}  {fmt_number(v.measured):>10}  "
+            f"{v.margin_text():>7}  {'holds' if v.holds else 'does not hold'}\n"
+            for v in r.verdicts
+        )
+    if unavailable:
+        out.write(
+            f"\nnot yet available ({len(unavailable)}): "
+            + ", ".join(r.experiment.id for r in unavailable)
+            + "\n"
+        )
+
+
+# --- sweep / export -----------------------------------------------------------------------
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from manetfair import claims
+    from manetfair.report import fmt_number
+    from manetfair.runner import RunSpec, default_jobs, execute
+    from manetfair.scenario import Scenario, parse_param
+
+    base = Scenario.from_file(args.file)
+    axes: list[tuple[str, list[Any]]] = [parse_param(s, multi=True) for s in args.param]
+    keys = [k for k, _ in axes]
+    if len(set(keys)) != len(keys):
+        raise InputError("sweep: each --param key may be given once; list its values v1,v2,...")
+    specs = []
+    for combo in itertools.product(*[values for _, values in axes]):
+        variant = dict(zip(keys, combo))
+        sc = base.with_overrides(variant)
+        for seed in range(1, args.seeds + 1):
+            specs.append(
+                RunSpec(
+                    sc.with_run(seed=seed, duration_s=args.duration),
+                    seed,
+                    variant=variant,
+                    parameters=variant,
+                )
+            )
+    callback, close = _on_done(args)
+    with _open_store(args.store) as store:
+        _log(args, f"results store: {store.path}; {len(specs)} runs")
+        try:
+            outcomes = execute(specs, store, jobs=args.jobs or default_jobs(), on_done=callback)
+        finally:
+            close()
+    runs = [claims.Run(o.spec.variant, o.spec.seed, o.summary) for o in outcomes]
+    points = []
+    for combo in itertools.product(*[values for _, values in axes]):
+        variant = dict(zip(keys, combo))
+        point: dict[str, Any] = {"variant": variant}
+        for name in ("aggregate_kbps", "jain_index"):
+            mean, half = claims.mean_ci(claims.per_run_values({"field": name}, runs, variant))
+            point[name] = {"mean": mean, "ci95": half if math.isfinite(half) else None}
+        point["seeds"] = sum(1 for r in runs if claims.matches(r.variant, variant))
+        points.append(point)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "scenario": str(args.file),
+                    "runs": [
+                        {
+                            "variant": o.spec.variant,
+                            "seed": o.spec.seed,
+                            "run_id": o.run_id,
+                            "cached": o.cached,
+                            "summary": o.summary,
+                        }
+                        for o in outcomes
+                    ],
+                    "points": points,
+                }
+            )
+        )
+        return EXIT_OK
+    cached = sum(o.cached for o in outcomes)
+    print(f"{len(outcomes)} runs ({cached} from the store, {len(outcomes) - cached} simulated)")
+    head = [*keys, "seeds", "aggregate kbit/s (95% CI)", "Jain index (95% CI)"]
+    rows = []
+    for point in points:
+        cells = [str(point["variant"][k]) for k in keys] + [str(point["seeds"])]
+        for name in ("aggregate_kbps", "jain_index"):
+            m, h = point[name]["mean"], point[name]["ci95"]
+            cells.append(fmt_number(m) + (f" ± {fmt_number(h)}" if h is not None else ""))
+        rows.append(cells)
+    _print_table(head, rows, sys.stdout)
+    return EXIT_OK
+
+
+def _print_table(head: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO) -> None:
+    widths = [max(len(str(c)) for c in col) for col in zip(head, *rows)]
+    out.writelines(
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() + "\n"
+        for row in [head, *rows]
+    )
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from manetfair.store import default_path
+
+    path = args.store if args.store is not None else default_path()
+    if not Path(path).exists():
+        raise InputError(
+            f"{path}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
+        )
+    with _open_store(path) as store:
+        for written in store.export(args.out, args.format):
+            print(written)
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

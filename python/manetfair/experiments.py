@@ -1,0 +1,309 @@
+"""Built-in experiments, read from data files under `experiments/`.
+
+An experiment file (`experiments/<paper>/<id>.toml`, or one file per paper with
+an `[[experiment]]` array) gives the experiment's id, paper, figure or table and
+one-line description; a scenario template (inline `[scenario]` or
+`scenario_file`), optionally a `[layout]`; a `[sweep]` (axes, seeds and durations,
+with shorter `[sweep.quick]` ones); a `[figure]` to draw; and `[[claim]]`s: the
+paper's numbers, what each supports, and how to measure it from the runs. One
+generic runner (`manetfair.reproduce`) serves every experiment. The format is
+documented in docs/experiments.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from manetfair import layouts
+from manetfair.errors import InputError
+from manetfair.runner import RunSpec
+from manetfair.scenario import Scenario, set_path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+EXPERIMENTS_ENV = "MANETFAIR_EXPERIMENTS"
+
+
+@dataclass
+class Axis:
+    """One dimension of a sweep: a name, its values, and how a value edits the scenario.
+
+    Either `key` (a dotted scenario key, or `layout.<param>`) receives the value,
+    or `sets[str(value)]` is a table of dotted keys to set for that value.
+    """
+
+    name: str
+    values: list[Any]
+    key: str | None = None
+    sets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    label: str = ""
+
+    def overrides(self, value: Any) -> dict[str, Any]:
+        if self.key is not None:
+            return {self.key: value}
+        return dict(self.sets.get(str(value), {}))
+
+
+@dataclass
+class Plan:
+    """How many seeds, how long, and which axis values one mode (full or quick) runs."""
+
+    seeds: int
+    duration_s: float | None
+    axis_values: dict[str, list[Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Experiment:
+    id: str
+    paper: str
+    figure: str
+    description: str
+    source: Path
+    scenario: dict[str, Any] | None = None
+    layout: dict[str, Any] | None = None
+    axes: list[Axis] = field(default_factory=list)
+    full: Plan = field(default_factory=lambda: Plan(1, None))
+    quick: Plan = field(default_factory=lambda: Plan(1, None))
+    figure_spec: dict[str, Any] = field(default_factory=dict)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    declared_unavailable: str | None = None
+    reference: str = ""
+    notes: str = ""
+
+    def plan(self, quick: bool) -> Plan:
+        return self.quick if quick else self.full
+
+    def variants(self, quick: bool) -> list[dict[str, Any]]:
+        """Every combination of axis values in this mode, in axis order."""
+        plan = self.plan(quick)
+        lists = [plan.axis_values.get(a.name, a.values) for a in self.axes]
+        return [
+            dict(zip([a.name for a in self.axes], combo)) for combo in itertools.product(*lists)
+        ]
+
+    def expand(self, variant: Mapping[str, Any]) -> Scenario:
+        """The scenario of one variant: template, then axis overrides, then the layout."""
+        if self.scenario is None:
+            raise InputError(f"experiment {self.id} has no scenario template")
+        data = copy.deepcopy(self.scenario)
+        layout = copy.deepcopy(self.layout) if self.layout is not None else None
+        origin = f"{self.source} (experiment {self.id})"
+        for axis in self.axes:
+            for key, value in axis.overrides(variant[axis.name]).items():
+                if key.startswith("layout."):
+                    if layout is None:
+                        raise InputError(
+                            f"{origin}: axis {axis.name} sets {key} but there is no [layout]"
+                        )
+                    set_path(layout, key[len("layout.") :], value, origin)
+                else:
+                    set_path(data, key, value, origin)
+        if layout is not None:
+            layouts.apply(data, layout, origin)
+        data.setdefault("name", self.id)
+        return Scenario(data, origin)
+
+    def specs(
+        self, quick: bool, seeds: int | None = None, duration_s: float | None = None
+    ) -> list[RunSpec]:
+        """One RunSpec per variant and seed (seeds are 1..N)."""
+        plan = self.plan(quick)
+        n_seeds = seeds if seeds is not None else plan.seeds
+        duration = duration_s if duration_s is not None else plan.duration_s
+        out = []
+        for variant in self.variants(quick):
+            base = self.expand(variant)
+            for seed in range(1, n_seeds + 1):
+                parameters = {}
+                for axis in self.axes:
+                    parameters.update(axis.overrides(variant[axis.name]))
+                out.append(
+                    RunSpec(
+                        scenario=base.with_run(seed=seed, duration_s=duration),
+                        seed=seed,
+                        experiment_id=self.id,
+                        variant=dict(variant),
+                        parameters=parameters,
+                    )
+                )
+        return out
+
+    def availability(self) -> tuple[bool, str]:
+        """(available, why not): declared unavailable, or a variant the core rejects."""
+        if self.declared_unavailable is not None:
+            return False, self.declared_unavailable
+        if self.scenario is None:
+            return False, "no scenario template yet"
+        from manetfair import _core
+
+        for variant in self.variants(quick=True):
+            try:
+                self.expand(variant).canonical_json()
+            except (_core.ScenarioError, InputError) as exc:
+                return False, f"the core does not accept its scenario yet: {exc}"
+        return True, ""
+
+
+def experiments_dir() -> Path:
+    """`$MANETFAIR_EXPERIMENTS`; else the experiments/ of the source tree this package
+    runs from (an editable install), a packaged copy, or ./experiments."""
+    env = os.environ.get(EXPERIMENTS_ENV)
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent
+    for candidate in (
+        here.parent.parent / "experiments",
+        here / "experiments",
+        Path.cwd() / "experiments",
+    ):
+        if candidate.is_dir():
+            return candidate
+    raise InputError(
+        "cannot find the experiments directory; set MANETFAIR_EXPERIMENTS to the "
+        "experiments/ folder of the manetfair source tree"
+    )
+
+
+def load_all(directory: Path | None = None) -> list[Experiment]:
+    """Every experiment under `directory`, sorted by id (ids must be unique)."""
+    root = directory if directory is not None else experiments_dir()
+    found: dict[str, Experiment] = {}
+    for path in sorted(root.rglob("*.toml")):
+        try:
+            doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"{path}: not valid TOML: {exc}") from None
+        if "id" not in doc and "experiment" not in doc:
+            continue  # a scenario file referenced by an experiment
+        entries = doc.get("experiment", [doc])
+        defaults = (
+            {k: v for k, v in doc.items() if k != "experiment"} if "experiment" in doc else {}
+        )
+        for entry in entries:
+            merged = {**defaults, **entry}
+            exp = parse(merged, path)
+            if exp.id in found:
+                raise InputError(
+                    f"{path}: experiment id {exp.id} also defined in {found[exp.id].source}"
+                )
+            found[exp.id] = exp
+    return [found[k] for k in sorted(found, key=_sort_key)]
+
+
+def _sort_key(exp_id: str) -> tuple[str, int, str]:
+    """Sorts validate-* first, then by paper prefix, figures before tables, by number."""
+    prefix, _, rest = exp_id.partition("-")
+    digits = "".join(ch for ch in rest if ch.isdigit())
+    kind = rest.rstrip("0123456789")
+    order = "0" if prefix == "validate" else "1" + prefix
+    return (order + kind, int(digits) if digits else 0, exp_id)
+
+
+def get(exp_id: str, directory: Path | None = None) -> Experiment:
+    experiments = {e.id: e for e in load_all(directory)}
+    if exp_id not in experiments:
+        raise InputError(
+            f"unknown experiment id {exp_id!r}; `manetfair experiments` lists the "
+            f"{len(experiments)} known ids"
+        )
+    return experiments[exp_id]
+
+
+def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
+    """Builds an Experiment from one experiment's table, checking its structure."""
+
+    def need(key: str) -> str:
+        value = doc.get(key)
+        if not isinstance(value, str) or not value:
+            raise InputError(f"{path}: experiment key {key!r} must be a non-empty string")
+        return value
+
+    exp_id = need("id")
+    where = f"{path} (experiment {exp_id})"
+    scenario: dict[str, Any] | None = None
+    if "scenario" in doc:
+        scenario = copy.deepcopy(dict(doc["scenario"]))
+    elif "scenario_file" in doc:
+        ref = path.parent / str(doc["scenario_file"])
+        scenario = Scenario.from_file(ref).data
+    available = doc.get("available", True)
+    declared = None if available else str(doc.get("reason", "not yet available"))
+
+    sweep = dict(doc.get("sweep", {}))
+    axes = []
+    for raw in sweep.get("axis", []):
+        if "name" not in raw or "values" not in raw:
+            raise InputError(f"{where}: every [[sweep.axis]] needs a name and values")
+        if ("key" in raw) == ("set" in raw):
+            raise InputError(f"{where}: axis {raw['name']} needs exactly one of key or set")
+        sets = {str(k): dict(v) for k, v in dict(raw.get("set", {})).items()}
+        for value in raw["values"]:
+            if "set" in raw and str(value) not in sets:
+                raise InputError(
+                    f"{where}: axis {raw['name']} has no set table for value {value!r}"
+                )
+        axes.append(
+            Axis(raw["name"], list(raw["values"]), raw.get("key"), sets, raw.get("label", ""))
+        )
+    axis_names = {a.name for a in axes}
+
+    def plan(table: Mapping[str, Any], fallback: Plan | None) -> Plan:
+        seeds = int(table.get("seeds", fallback.seeds if fallback else 1))
+        duration = table.get("duration_s", fallback.duration_s if fallback else None)
+        values = {str(k): list(v) for k, v in dict(table.get("axes", {})).items()}
+        for name in values:
+            if name not in axis_names:
+                raise InputError(f"{where}: sweep.quick.axes names unknown axis {name!r}")
+        return Plan(seeds, float(duration) if duration is not None else None, values)
+
+    full = plan(sweep, None)
+    quick = plan(dict(sweep.get("quick", {})), full)
+
+    claims = [dict(c) for c in doc.get("claim", [])]
+    for claim in claims:
+        for name in list(claim.get("where", {})) + list(claim.get("for_each", [])):
+            if name not in axis_names:
+                raise InputError(f"{where}: a claim selects unknown axis {name!r}")
+        if "what" not in claim or "measured" not in claim or "paper" not in claim:
+            raise InputError(f"{where}: every [[claim]] needs what, paper and measured")
+
+    return Experiment(
+        id=exp_id,
+        paper=need("paper"),
+        figure=need("figure"),
+        description=need("description"),
+        source=path,
+        scenario=scenario,
+        layout=dict(doc["layout"]) if "layout" in doc else None,
+        axes=axes,
+        full=full,
+        quick=quick,
+        figure_spec=dict(doc.get("plot", {})),
+        claims=claims,
+        declared_unavailable=declared,
+        reference=str(doc.get("reference", "")),
+        notes=str(doc.get("notes", "")),
+    )
+
+
+def select(experiments: Sequence[Experiment], ids: Sequence[str]) -> list[Experiment]:
+    """The experiments named by `ids` (in that order), or InputError for an unknown id."""
+    by_id = {e.id: e for e in experiments}
+    unknown = [i for i in ids if i not in by_id]
+    if unknown:
+        raise InputError(
+            f"unknown experiment id(s): {', '.join(unknown)}; `manetfair experiments` lists "
+            f"the {len(by_id)} known ids"
+        )
+    return [by_id[i] for i in ids]

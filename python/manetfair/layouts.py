@@ -1,0 +1,69 @@
+"""Topology-and-traffic builders that experiments name in their `[layout]` table.
+
+Some experiments vary something a plain key override cannot express, such as
+the number of stations, which changes how many `[[node]]` and `[[flow]]` tables
+the scenario has. A layout is a named function from its parameters (after the
+sweep's `layout.*` overrides) to those tables; it writes an explicit topology so
+that the core sees an ordinary scenario.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from typing import Any, Callable
+
+from manetfair.errors import InputError
+
+Layout = Callable[[dict[str, Any], Mapping[str, Any]], None]
+
+
+def star(scenario: dict[str, Any], params: Mapping[str, Any]) -> None:
+    """`stations` senders evenly spaced on a circle of `radius_m` around one receiver.
+
+    The receiver is node 0 at the origin; stations are nodes 1..n, station k at
+    angle 2πk/n. Every station sends one flow (the `flow` table's keys) to node 0,
+    all within range of each other, so there are no hidden terminals: the
+    single-hop setting of Bianchi's model.
+    """
+    n = _int_param(params, "stations", minimum=1)
+    radius = float(params.get("radius_m", 10.0))
+    flow_template = dict(params.get("flow", {}))
+    nodes = [{"id": 0, "x_m": 0.0, "y_m": 0.0}]
+    flows = []
+    for k in range(1, n + 1):
+        angle = 2 * math.pi * (k - 1) / n
+        nodes.append(
+            {
+                "id": k,
+                "x_m": round(radius * math.cos(angle), 6),
+                "y_m": round(radius * math.sin(angle), 6),
+            }
+        )
+        flow = copy.deepcopy(flow_template)
+        flow.update({"src": k, "dst": 0})
+        flows.append(flow)
+    scenario["topology"] = {"kind": "explicit"}
+    scenario["node"] = nodes
+    scenario["flow"] = flows
+
+
+LAYOUTS: dict[str, Layout] = {"star": star}
+
+
+def apply(scenario: dict[str, Any], layout: Mapping[str, Any], origin: str) -> None:
+    """Writes the layout named by `layout["kind"]` into `scenario`."""
+    kind = layout.get("kind")
+    if kind not in LAYOUTS:
+        known = ", ".join(sorted(LAYOUTS))
+        raise InputError(f"{origin}: layout.kind = {kind!r} is not a known layout ({known})")
+    params = {k: v for k, v in layout.items() if k != "kind"}
+    LAYOUTS[str(kind)](scenario, params)
+
+
+def _int_param(params: Mapping[str, Any], key: str, minimum: int) -> int:
+    value = params.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise InputError(f"layout.{key} must be an integer >= {minimum}, not {value!r}")
+    return value

@@ -1,0 +1,119 @@
+"""The one generic runner behind `manetfair reproduce`: runs experiments' sweeps
+through the results store, evaluates their claims and shapes CONTRACT §4 JSON."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from manetfair import claims as claims_mod
+from manetfair import models
+from manetfair.experiments import Experiment
+from manetfair.runner import RunOutcome, RunSpec, Simulate, execute, simulate_with_core
+from manetfair.store import ResultsStore
+
+
+@dataclass
+class ExperimentResult:
+    experiment: Experiment
+    available: bool
+    reason: str = ""
+    quick: bool = False
+    outcomes: list[RunOutcome] = field(default_factory=list)
+    verdicts: list[claims_mod.Verdict] = field(default_factory=list)
+
+    @property
+    def runs(self) -> list[claims_mod.Run]:
+        return [claims_mod.Run(o.spec.variant, o.spec.seed, o.summary) for o in self.outcomes]
+
+    def holds_count(self) -> tuple[int, int]:
+        return sum(v.holds for v in self.verdicts), len(self.verdicts)
+
+
+def model_evaluator(exp: Experiment, quick: bool) -> Callable[[str, Mapping[str, Any]], float]:
+    """`(model, where) -> value`: the model's mean over the variants `where` selects."""
+    variants = exp.variants(quick)
+
+    def value(name: str, where: Mapping[str, Any]) -> float:
+        chosen = [v for v in variants if claims_mod.matches(v, where)]
+        if not chosen:
+            return float("nan")
+        return statistics.fmean(models.evaluate(name, exp.expand(v).data) for v in chosen)
+
+    return value
+
+
+def reproduce(
+    experiments: Sequence[Experiment],
+    store: ResultsStore,
+    *,
+    quick: bool = False,
+    seeds: int | None = None,
+    jobs: int = 1,
+    simulate: Simulate = simulate_with_core,
+    on_done: Callable[[RunOutcome, int, int], None] | None = None,
+    availability: Mapping[str, tuple[bool, str]] | None = None,
+) -> list[ExperimentResult]:
+    """Runs every available experiment's sweep as one batch (so `jobs` workers stay busy
+    across experiments), then evaluates each experiment's claims on its runs."""
+    results: list[ExperimentResult] = []
+    batch: list[RunSpec] = []
+    owners: list[int] = []
+    for exp in experiments:
+        ok, why = (
+            availability[exp.id] if availability and exp.id in availability else exp.availability()
+        )
+        result = ExperimentResult(exp, ok, why, quick)
+        results.append(result)
+        if ok:
+            specs = exp.specs(quick, seeds=seeds)
+            batch.extend(specs)
+            owners.extend([len(results) - 1] * len(specs))
+    outcomes = execute(
+        batch, store, jobs=jobs, simulate=simulate, on_done=on_done, experiment_quick=quick
+    )
+    for owner, outcome in zip(owners, outcomes):
+        results[owner].outcomes.append(outcome)
+    for result in results:
+        if result.available:
+            exp = result.experiment
+            result.verdicts = claims_mod.evaluate(
+                exp.claims, result.runs, exp.variants(quick), model_evaluator(exp, quick)
+            )
+    return results
+
+
+def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
+    """CONTRACT §4: every experiment with every run's whole summary and its claims.
+
+    Fields beyond the contract: figure, description, available, reason, quick, and
+    per claim the test, tolerance, relative deviation and the variant it is about.
+    """
+    out = []
+    for r in results:
+        exp = r.experiment
+        out.append(
+            {
+                "id": exp.id,
+                "paper": exp.paper,
+                "figure": exp.figure,
+                "description": exp.description,
+                "available": r.available,
+                "reason": r.reason if not r.available else "",
+                "quick": r.quick,
+                "runs": [
+                    {
+                        "variant": o.spec.variant,
+                        "seed": o.spec.seed,
+                        "run_id": o.run_id,
+                        "cached": o.cached,
+                        "summary": o.summary,
+                    }
+                    for o in r.outcomes
+                ],
+                "claims": [v.as_json() for v in r.verdicts],
+            }
+        )
+    return {"experiments": out}

@@ -1,0 +1,138 @@
+"""The claim vocabulary: measures, selections, tests and for_each expansion."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from manetfair import claims
+from manetfair.claims import Run
+from manetfair.errors import InputError
+
+
+def summary(flows):
+    agg = sum(flows)
+    return {
+        "aggregate_kbps": agg,
+        "jain_index": claims.jain_index(flows),
+        "flows": [{"id": i, "throughput_kbps": x} for i, x in enumerate(flows)],
+    }
+
+
+RUNS = [
+    Run({"queue": "red", "n": 2}, 1, summary([100.0, 300.0])),
+    Run({"queue": "red", "n": 2}, 2, summary([120.0, 280.0])),
+    Run({"queue": "nred", "n": 2}, 1, summary([190.0, 210.0])),
+    Run({"queue": "nred", "n": 2}, 2, summary([200.0, 200.0])),
+]
+
+
+def test_jain_index():
+    assert claims.jain_index([5.0, 5.0, 5.0]) == 1.0
+    assert claims.jain_index([1.0, 0.0]) == pytest.approx(0.5)
+    assert claims.jain_index([0.0, 0.0]) == 1.0
+
+
+def test_mean_ci_uses_student_t():
+    mean, half = claims.mean_ci([1.0, 3.0])
+    assert mean == 2.0
+    assert half == pytest.approx(12.706 * math.sqrt(2) / math.sqrt(2))
+    assert math.isnan(claims.mean_ci([1.0])[1])
+
+
+def test_field_measures_with_where_stat_and_reduce():
+    m = {"field": "aggregate_kbps"}
+    assert claims.measure_value(m, RUNS, {"queue": "red"}) == pytest.approx(400.0)
+    low = {"field": "flows.*.throughput_kbps", "reduce": "min"}
+    assert claims.measure_value(low, RUNS, {"queue": "red"}) == pytest.approx(110.0)
+    assert claims.measure_value({**low, "stat": "min"}, RUNS, {"queue": "red"}) == 100.0
+    assert claims.measure_value(
+        {"field": "flows.1.throughput_kbps"}, RUNS, {"queue": "nred"}
+    ) == pytest.approx(205.0)
+    assert math.isnan(claims.measure_value(m, RUNS, {"queue": "droptail"}))
+
+
+def test_ratio_and_difference():
+    jain_ratio = {
+        "ratio": [
+            {"field": "jain_index", "where": {"queue": "nred"}},
+            {"field": "jain_index", "where": {"queue": "red"}},
+        ]
+    }
+    value = claims.measure_value(jain_ratio, RUNS, {})
+    red = (claims.jain_index([100, 300]) + claims.jain_index([120, 280])) / 2
+    nred = (claims.jain_index([190, 210]) + 1.0) / 2
+    assert value == pytest.approx(nred / red)
+    diff = {
+        "difference": [
+            {"field": "aggregate_kbps", "where": {"queue": "nred"}},
+            {"field": "aggregate_kbps", "where": {"queue": "red"}},
+        ]
+    }
+    assert claims.measure_value(diff, RUNS, {}) == pytest.approx(0.0)
+
+
+def test_bad_fields_are_input_errors():
+    with pytest.raises(InputError, match="no 'nope'"):
+        claims.measure_value({"field": "nope"}, RUNS, {})
+    with pytest.raises(InputError, match="out of range"):
+        claims.measure_value({"field": "flows.9.throughput_kbps"}, RUNS, {})
+    with pytest.raises(InputError):
+        claims.measure_value({"stat": "mean"}, RUNS, {})
+
+
+@pytest.mark.parametrize(
+    ("test", "measured", "paper", "extra", "holds"),
+    [
+        ("within", 104.0, 100.0, {"rel_tol": 0.05}, True),
+        ("within", 106.0, 100.0, {"rel_tol": 0.05}, False),
+        ("within", 94.0, 100.0, {"rel_tol": 0.05, "abs_tol": 1.0}, True),
+        ("at_least", 0.97, 0.99, {"abs_tol": 0.03}, True),
+        ("at_least", 0.95, 0.99, {"abs_tol": 0.03}, False),
+        ("at_most", 1.2, 1.0, {"rel_tol": 0.1}, False),
+        ("greater", 1.01, 1.0, {}, True),
+        ("less", 1.01, 1.0, {}, False),
+        ("within", math.nan, 1.0, {"rel_tol": 1.0}, False),
+    ],
+)
+def test_check(test, measured, paper, extra, holds):
+    assert claims.check(test, measured, paper, extra)[0] is holds
+
+
+def test_evaluate_expands_for_each_and_uses_models():
+    claim = {
+        "what": "aggregate with {queue} near the model",
+        "for_each": ["queue"],
+        "measured": {"field": "aggregate_kbps"},
+        "paper": {"model": "m"},
+        "rel_tol": 0.01,
+    }
+    fixed = {
+        "what": "nred fairer than red",
+        "measured": {
+            "ratio": [
+                {"field": "jain_index", "where": {"queue": "nred"}},
+                {"field": "jain_index", "where": {"queue": "red"}},
+            ]
+        },
+        "paper": 1.0,
+        "test": "greater",
+    }
+    variants = [{"queue": "red", "n": 2}, {"queue": "nred", "n": 2}]
+    asked = []
+
+    def model(name, where):
+        asked.append((name, dict(where)))
+        return 400.0 if where["queue"] == "red" else 500.0
+
+    verdicts = claims.evaluate([claim, fixed], RUNS, variants, model)
+    assert [v.what for v in verdicts] == [
+        "aggregate with red near the model",
+        "aggregate with nred near the model",
+        "nred fairer than red",
+    ]
+    assert [v.holds for v in verdicts] == [True, False, True]
+    assert verdicts[1].deviation == pytest.approx(-0.2)
+    assert asked == [("m", {"queue": "red"}), ("m", {"queue": "nred"})]
+    as_json = verdicts[0].as_json()
+    assert set(as_json) >= {"what", "paper", "measured", "holds"}

@@ -1,0 +1,426 @@
+"""The `manetfair` command end to end, in subprocesses.
+
+Most tests run twice: with the stand-in core (`fake`), which checks the front door's
+own behaviour, and with the native module (`core`), skipped while it lacks
+run_scenario.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import cli_command, no_traceback, run_cli
+
+BACKENDS = [pytest.param(True, id="fake"), pytest.param(False, id="core", marks=pytest.mark.core)]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("fake", BACKENDS)
+def test_run_json_prints_one_summary(fake, tmp_path, pair_file):
+    proc = run_cli(
+        [
+            "run",
+            str(pair_file),
+            "--seed",
+            "3",
+            "--duration",
+            "4",
+            "--json",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        fake=fake,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)  # exactly one document: json.loads rejects extra data
+    assert summary["seed"] == 3 and summary["duration_s"] == 4.0
+    for key in (
+        "name",
+        "wall_s",
+        "events",
+        "flows",
+        "aggregate_kbps",
+        "jain_index",
+        "mac",
+        "drops",
+        "ledger",
+    ):
+        assert key in summary
+    flow = summary["flows"][0]
+    assert (flow["src"], flow["dst"], flow["transport"]) == (1, 2, "udp")
+    assert json.loads((tmp_path / "out" / "summary.json").read_text()) == summary
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "out" / "series.parquet")
+    assert "time_s" in table.column_names and "flow0_kbps" in table.column_names
+    assert (tmp_path / "out" / "series.csv").stat().st_size > 0
+
+
+@pytest.mark.parametrize("fake", BACKENDS)
+def test_run_text_output_and_param_override(fake, tmp_path, pair_file):
+    proc = run_cli(
+        ["run", str(pair_file), "--duration", "3", "--param", "flow.0.rate_kbps=50"],
+        fake=fake,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "aggregate" in proc.stdout and "Jain" in proc.stdout
+
+
+@pytest.mark.parametrize("fake", BACKENDS)
+def test_check_good_file(fake, tmp_path, pair_file):
+    proc = run_cli(["check", str(pair_file)], fake=fake, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "valid" in proc.stdout
+
+
+BAD_FILES = {
+    "unknown_key": ('colour = "red"\n', "colour"),
+    "wrong_type": ('duration_s = "long"\n', "duration_s"),
+    "not_toml": ("this is not = = toml\n[[[\n", "not valid TOML"),
+}
+
+
+@pytest.mark.parametrize("fake", BACKENDS)
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_check_bad_file_exits_2_naming_file_and_key(fake, case, tmp_path, pair_file):
+    extra, expected = BAD_FILES[case]
+    bad = tmp_path / f"{case}.toml"
+    text = pair_file.read_text()
+    if case == "wrong_type":
+        text = text.replace("duration_s = 5.0\n", "")
+    bad.write_text(extra + text)
+    for command in (["check", str(bad)], ["run", str(bad), "--json"]):
+        proc = run_cli(command, fake=fake, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert no_traceback(proc)
+        assert expected in proc.stderr
+        assert proc.stdout == ""
+    if case != "not_toml":
+        assert "unknown_key" in proc.stderr or "wrong_type" in proc.stderr  # names the file
+
+
+@pytest.mark.parametrize("fake", BACKENDS)
+def test_missing_file_and_bad_arguments_exit_2(fake, tmp_path):
+    proc = run_cli(["check", str(tmp_path / "nope.toml")], fake=fake, cwd=tmp_path)
+    assert proc.returncode == 2 and no_traceback(proc) and "nope.toml" in proc.stderr
+    proc = run_cli(["run", str(tmp_path / "nope.toml"), "--json"], fake=fake, cwd=tmp_path)
+    assert proc.returncode == 2 and no_traceback(proc) and proc.stdout == ""
+    proc = run_cli(["run", "x.toml", "--seed", "minus"], fake=fake, cwd=tmp_path)
+    assert proc.returncode == 2 and no_traceback(proc) and "--seed" in proc.stderr
+    proc = run_cli(["sweep", "x.toml"], fake=fake, cwd=tmp_path)
+    assert proc.returncode == 2 and "--seeds" in proc.stderr
+
+
+def test_experiments_lists_every_contract_id(tmp_path):
+    contract_ids = [
+        "nred-fig2",
+        "nred-fig6",
+        "nred-fig7",
+        "nred-fig10",
+        "nred-fig11",
+        "nred-fig12",
+        "nred-fig13",
+        "nred-fig14",
+        "nred-fig16",
+        "nred-fig18",
+        "nred-fig19",
+        "nred-fig20",
+        "throttle-table1",
+        "throttle-fig6",
+        "throttle-fig7",
+        "throttle-table2",
+        "mtcp-fig3",
+        "mtcp-fig4",
+        "mtcp-fig5",
+        "mtcp-fig6",
+        "mtcp-fig7",
+        "mtcp-table3",
+        "selfcontention-fig5",
+        "selfcontention-fig6",
+        "selfcontention-table1",
+        "selfcontention-table2",
+        "opet-fig2",
+        "opet-fig3",
+        "opet-fig10",
+        "opet-fig11",
+        "opet-fig12",
+        "opet-table1",
+    ]
+    proc = run_cli(["experiments", "--json"], fake=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    listing = {e["id"]: e for e in json.loads(proc.stdout)["experiments"]}
+    assert set(contract_ids) <= set(listing)
+    assert listing["validate-bianchi"]["available"] is True
+    for exp_id in contract_ids:
+        entry = listing[exp_id]
+        assert entry["figure"] and entry["description"] and entry["paper"].endswith(".txt")
+    assert listing["nred-fig10"]["paper"] == "000_b13f657ee131074d.txt"
+    text = run_cli(["experiments"], fake=True, cwd=tmp_path)
+    assert text.returncode == 0
+    assert any(
+        line.startswith("validate-bianchi") and " yes " in line for line in text.stdout.splitlines()
+    )
+
+
+def test_reproduce_unknown_and_unavailable_ids(tmp_path):
+    proc = run_cli(
+        ["reproduce", "nred-fig99", "--store", str(tmp_path / "s.duckdb")], fake=True, cwd=tmp_path
+    )
+    assert proc.returncode == 2 and no_traceback(proc) and "nred-fig99" in proc.stderr
+    unavailable = [
+        e["id"]
+        for e in json.loads(run_cli(["experiments", "--json"], fake=True, cwd=tmp_path).stdout)[
+            "experiments"
+        ]
+        if not e["available"]
+    ]
+    proc = run_cli(
+        ["reproduce", unavailable[0], "--store", str(tmp_path / "s.duckdb")],
+        fake=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 1 and no_traceback(proc)
+    assert "not yet available" in proc.stderr and unavailable[0] in proc.stderr
+
+
+def check_section4(doc, runs_per_variant):
+    assert set(doc) == {"experiments"}
+    for exp in doc["experiments"]:
+        assert {"id", "paper", "runs", "claims"} <= set(exp)
+        if not exp["available"]:
+            assert exp["runs"] == [] and exp["claims"] == [] and exp["reason"]
+            continue
+        variants = {json.dumps(r["variant"], sort_keys=True) for r in exp["runs"]}
+        assert len(exp["runs"]) == len(variants) * runs_per_variant
+        for run in exp["runs"]:
+            assert isinstance(run["variant"], dict) and isinstance(run["seed"], int)
+            assert {"flows", "aggregate_kbps", "jain_index", "ledger"} <= set(run["summary"])
+        for claim in exp["claims"]:
+            assert isinstance(claim["what"], str) and isinstance(claim["holds"], bool)
+            assert isinstance(claim["paper"], float) and isinstance(claim["measured"], float)
+
+
+def test_reproduce_all_quick_json_report_and_store_reuse(tmp_path):
+    store = tmp_path / "s.duckdb"
+    counter = tmp_path / "count"
+    env = {"FAKE_CORE_COUNTER": str(counter)}
+    args = [
+        "reproduce",
+        "--quick",
+        "--seeds",
+        "2",
+        "--json",
+        "--out",
+        str(tmp_path / "rep"),
+        "--store",
+        str(store),
+        "--jobs",
+        "1",
+    ]
+    proc = run_cli(args, fake=True, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    check_section4(doc, runs_per_variant=2)
+    by_id = {e["id"]: e for e in doc["experiments"]}
+    bianchi = by_id["validate-bianchi"]
+    assert len(bianchi["runs"]) == 24 and len(bianchi["claims"]) == 12
+    assert not any(r["cached"] for r in bianchi["runs"])
+    assert by_id["nred-fig10"]["available"] is False
+    simulated = len(counter.read_text().splitlines())
+    assert simulated == 24
+
+    report = tmp_path / "rep"
+    for name in ("index.html", "index.md", "validate-bianchi.html", "validate-bianchi.md"):
+        assert (report / name).stat().st_size > 0
+    png = (report / "validate-bianchi.png").read_bytes()
+    assert png.startswith(PNG_MAGIC) and len(png) > 5000
+    index = (report / "index.md").read_text()
+    assert "validate-bianchi" in index and "not yet available" in index
+    assert "holds" in (report / "validate-bianchi.md").read_text()
+
+    again = run_cli(args, fake=True, cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr
+    doc2 = json.loads(again.stdout)
+    runs2 = {e["id"]: e for e in doc2["experiments"]}["validate-bianchi"]["runs"]
+    assert all(r["cached"] for r in runs2)
+    assert [r["summary"] for r in runs2] == [r["summary"] for r in bianchi["runs"]]
+    assert len(counter.read_text().splitlines()) == simulated  # nothing simulated again
+
+
+def test_sweep_grid_json_and_export(tmp_path, pair_file):
+    store = tmp_path / "s.duckdb"
+    args = [
+        "sweep",
+        str(pair_file),
+        "--param",
+        "flow.0.rate_kbps=100,200,300",
+        "--param",
+        "mac.rts_threshold_bytes=0,3000",
+        "--seeds",
+        "2",
+        "--json",
+        "--store",
+        str(store),
+        "--jobs",
+        "1",
+    ]
+    proc = run_cli(args, fake=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert len(doc["runs"]) == 12 and len(doc["points"]) == 6
+    rates = sorted({r["variant"]["flow.0.rate_kbps"] for r in doc["runs"]})
+    assert rates == [100, 200, 300]
+    point = doc["points"][0]
+    assert point["seeds"] == 2 and point["aggregate_kbps"]["mean"] > 0
+    out = run_cli(
+        ["export", "--format", "csv", "--out", str(tmp_path / "x"), "--store", str(store)],
+        fake=True,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = (tmp_path / "x" / "runs.csv").read_text().splitlines()
+    assert len(lines) == 13  # header + 12 runs
+    missing = run_cli(
+        ["export", "--out", str(tmp_path / "y"), "--store", str(tmp_path / "none.duckdb")],
+        fake=True,
+        cwd=tmp_path,
+    )
+    assert missing.returncode == 2 and no_traceback(missing)
+
+
+def test_store_env_var_is_the_default_store(tmp_path, pair_file):
+    store = tmp_path / "env.duckdb"
+    proc = run_cli(
+        ["sweep", str(pair_file), "--param", "flow.0.rate_kbps=100", "--seeds", "1", "--jobs", "1"],
+        fake=True,
+        cwd=tmp_path,
+        env={"MANETFAIR_STORE": str(store)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert store.exists() and not (tmp_path / "manetfair-results.duckdb").exists()
+
+
+def test_sweep_resumes_after_being_killed(tmp_path, pair_file):
+    store = tmp_path / "s.duckdb"
+    counter = tmp_path / "count"
+    args = [
+        "sweep",
+        str(pair_file),
+        "--param",
+        "flow.0.rate_kbps=100,200",
+        "--seeds",
+        "4",
+        "--store",
+        str(store),
+        "--jobs",
+        "1",
+    ]
+    env = {**os.environ, "FAKE_CORE_DELAY_S": "0.4", "FAKE_CORE_COUNTER": str(counter)}
+    env.pop("MANETFAIR_STORE", None)
+    proc = subprocess.Popen(
+        cli_command(args, fake=True),
+        cwd=tmp_path,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    finished = []
+    deadline = time.monotonic() + 60
+    assert proc.stderr is not None
+    while len(finished) < 3 and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        if "(simulated" in line:
+            finished.append(line.rsplit("run ", 1)[1].strip(" )\n"))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert len(finished) == 3, "the sweep did not report three finished runs"
+
+    again = run_cli(
+        [*args, "--json"], fake=True, cwd=tmp_path, env={"FAKE_CORE_COUNTER": str(counter)}
+    )
+    assert again.returncode == 0, again.stderr
+    runs = json.loads(again.stdout)["runs"]
+    assert len(runs) == 8
+    cached = {r["run_id"][:12] for r in runs if r["cached"]}
+    assert set(finished) <= cached  # every run finished before the kill is reused
+    simulated_again = [r for r in runs if not r["cached"]]
+    assert len(simulated_again) == 8 - len(cached)
+    assert len({r["run_id"] for r in runs}) == 8
+    # Each simulation ever started is counted once: the killed process's (at most one
+    # unfinished run beyond the stored ones) plus the second process's.
+    assert len(counter.read_text().splitlines()) <= 8 + 1
+
+
+@pytest.mark.core
+def test_reproduce_quick_validate_bianchi_with_the_core(tmp_path):
+    proc = run_cli(
+        [
+            "reproduce",
+            "validate-bianchi",
+            "--quick",
+            "--json",
+            "--out",
+            str(tmp_path / "rep"),
+            "--store",
+            str(tmp_path / "s.duckdb"),
+        ],
+        fake=False,
+        cwd=tmp_path,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    check_section4(doc, runs_per_variant=2)
+    (exp,) = doc["experiments"]
+    assert exp["id"] == "validate-bianchi" and len(exp["claims"]) == 12
+    for run in exp["runs"]:
+        assert run["summary"]["ledger"]["balanced"] is True
+        assert len(run["summary"]["flows"]) == run["variant"]["stations"]
+        assert run["summary"]["duration_s"] == 15.0
+    failing = [c for c in exp["claims"] if not c["holds"]]
+    assert not failing, failing
+    assert (tmp_path / "rep" / "validate-bianchi.png").read_bytes().startswith(PNG_MAGIC)
+
+
+@pytest.mark.core
+@pytest.mark.slow
+def test_reproduce_full_validate_bianchi_claims_hold(tmp_path):
+    proc = run_cli(
+        [
+            "reproduce",
+            "validate-bianchi",
+            "--json",
+            "--out",
+            str(tmp_path / "rep"),
+            "--store",
+            str(tmp_path / "s.duckdb"),
+        ],
+        fake=False,
+        cwd=tmp_path,
+        timeout=3600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (exp,) = json.loads(proc.stdout)["experiments"]
+    assert len(exp["runs"]) == 12 * 10
+    failing = [c for c in exp["claims"] if not c["holds"]]
+    assert not failing, failing
+
+
+def test_entry_point_is_installed():
+    import shutil
+
+    exe = shutil.which("manetfair")
+    if exe is None:
+        pytest.skip("manetfair is not installed as a command in this environment")
+    assert Path(exe).exists()
