@@ -108,10 +108,7 @@ fn key(k: &str) -> String {
 
 fn check_int(k: &str, v: u32, lo: u32, hi: u32) -> Result<(), String> {
     if v < lo || v > hi {
-        return Err(format!(
-            "{} = {v} is out of range: allowed {lo}..={hi}",
-            key(k)
-        ));
+        return Err(format!("{} = {v} is out of range: allowed {lo}..={hi}", key(k)));
     }
     Ok(())
 }
@@ -143,21 +140,9 @@ impl AodvConfig {
             "ms",
         )?;
         check_int("allowed_hello_loss", self.allowed_hello_loss, 1, 1000)?;
-        check_time(
-            "hello_interval_ms",
-            self.hello_interval_ms,
-            false,
-            MAX_MS,
-            "ms",
-        )?;
+        check_time("hello_interval_ms", self.hello_interval_ms, false, MAX_MS, "ms")?;
         check_int("net_diameter", self.net_diameter, 1, 255)?;
-        check_time(
-            "node_traversal_time_ms",
-            self.node_traversal_time_ms,
-            false,
-            1e6,
-            "ms",
-        )?;
+        check_time("node_traversal_time_ms", self.node_traversal_time_ms, false, 1e6, "ms")?;
         for (k, v) in [
             ("net_traversal_time_ms", self.net_traversal_time_ms),
             ("path_discovery_time_ms", self.path_discovery_time_ms),
@@ -169,44 +154,18 @@ impl AodvConfig {
             }
         }
         check_int("rreq_retries", self.rreq_retries, 0, 30)?;
-        check_int(
-            "rreq_ratelimit_per_s",
-            self.rreq_ratelimit_per_s,
-            0,
-            1_000_000,
-        )?;
-        check_int(
-            "rerr_ratelimit_per_s",
-            self.rerr_ratelimit_per_s,
-            0,
-            1_000_000,
-        )?;
+        check_int("rreq_ratelimit_per_s", self.rreq_ratelimit_per_s, 0, 1_000_000)?;
+        check_int("rerr_ratelimit_per_s", self.rerr_ratelimit_per_s, 0, 1_000_000)?;
         check_int("timeout_buffer", self.timeout_buffer, 0, 255)?;
         check_int("ttl_start", self.ttl_start, 1, self.net_diameter)?;
         check_int("ttl_increment", self.ttl_increment, 1, 255)?;
-        check_int(
-            "ttl_threshold",
-            self.ttl_threshold,
-            self.ttl_start,
-            self.net_diameter,
-        )?;
+        check_int("ttl_threshold", self.ttl_threshold, self.ttl_start, self.net_diameter)?;
         check_int("local_add_ttl", self.local_add_ttl, 0, 255)?;
         if let Some(v) = self.max_repair_ttl {
             check_int("max_repair_ttl", v, 1, self.net_diameter)?;
         }
-        check_time(
-            "broadcast_jitter_ms",
-            self.broadcast_jitter_ms,
-            true,
-            1e6,
-            "ms",
-        )?;
-        check_int(
-            "buffer_capacity_pkts",
-            self.buffer_capacity_pkts,
-            1,
-            1_000_000,
-        )?;
+        check_time("broadcast_jitter_ms", self.broadcast_jitter_ms, true, 1e6, "ms")?;
+        check_int("buffer_capacity_pkts", self.buffer_capacity_pkts, 1, 1_000_000)?;
         check_time("buffer_timeout_s", self.buffer_timeout_s, false, 1e6, "s")?;
         Ok(())
     }
@@ -221,21 +180,14 @@ impl AodvConfig {
             .unwrap_or(node_traversal_time.mul(2 * u64::from(self.net_diameter)));
         Params {
             active_route_timeout,
-            my_route_timeout: self
-                .my_route_timeout_ms
-                .map(ms)
-                .unwrap_or(active_route_timeout.mul(2)),
+            my_route_timeout: self.my_route_timeout_ms.map(ms).unwrap_or(active_route_timeout.mul(2)),
             node_traversal_time,
             net_traversal_time,
-            path_discovery_time: self
-                .path_discovery_time_ms
+            path_discovery_time: self.path_discovery_time_ms.map(ms).unwrap_or(net_traversal_time.mul(2)),
+            delete_period: self
+                .delete_period_ms
                 .map(ms)
-                .unwrap_or(net_traversal_time.mul(2)),
-            delete_period: self.delete_period_ms.map(ms).unwrap_or(
-                active_route_timeout
-                    .max(hello_interval)
-                    .mul(DELETE_PERIOD_K),
-            ),
+                .unwrap_or(active_route_timeout.max(hello_interval).mul(DELETE_PERIOD_K)),
             hello_enabled: self.hello_enabled,
             hello_interval,
             allowed_hello_loss: u64::from(self.allowed_hello_loss),
@@ -251,10 +203,7 @@ impl AodvConfig {
             gratuitous_rrep: self.gratuitous_rrep,
             local_repair: self.local_repair,
             local_add_ttl: self.local_add_ttl.min(255) as u8,
-            max_repair_ttl: self
-                .max_repair_ttl
-                .unwrap_or(self.net_diameter * 3 / 10)
-                .min(255) as u8,
+            max_repair_ttl: self.max_repair_ttl.unwrap_or(self.net_diameter * 3 / 10).min(255) as u8,
             jitter_max: ms(self.broadcast_jitter_ms),
             buffer_capacity: self.buffer_capacity_pkts as usize,
             buffer_timeout: ms(self.buffer_timeout_s * 1000.0),
@@ -295,8 +244,7 @@ pub(super) struct Params {
 impl Params {
     /// RING_TRAVERSAL_TIME = 2 * NODE_TRAVERSAL_TIME * (TTL_VALUE + TIMEOUT_BUFFER) (§10).
     pub fn ring_traversal_time(&self, ttl: u8) -> Duration {
-        self.node_traversal_time
-            .mul(2 * (u64::from(ttl) + self.timeout_buffer))
+        self.node_traversal_time.mul(2 * (u64::from(ttl) + self.timeout_buffer))
     }
 
     /// ALLOWED_HELLO_LOSS * HELLO_INTERVAL: how long a neighbour's HELLO vouches for the link (§6.9).
@@ -349,8 +297,7 @@ mod tests {
     #[test]
     fn parses_toml_with_integers_for_times_and_rejects_unknown_keys() {
         let c: AodvConfig =
-            toml::from_str("active_route_timeout_ms = 5000\nttl_start = 3\nhello_enabled = true")
-                .unwrap();
+            toml::from_str("active_route_timeout_ms = 5000\nttl_start = 3\nhello_enabled = true").unwrap();
         assert_eq!(c.active_route_timeout_ms, 5000.0);
         assert_eq!(c.ttl_start, 3);
         assert!(c.hello_enabled);

@@ -59,10 +59,7 @@ pub enum AodvAction<P> {
         jitter: Duration,
     },
     /// Link-layer unicast to a neighbour, now.
-    Unicast {
-        next_hop: NodeAddr,
-        msg: AodvMessage,
-    },
+    Unicast { next_hop: NodeAddr, msg: AodvMessage },
     /// A buffered data packet now has a route.
     SendData { packet: P, next_hop: NodeAddr },
     /// A data packet AODV will not deliver.
@@ -234,9 +231,7 @@ impl<P: Copy> Aodv<P> {
 
     /// The next hop of an active route to `dst`, without refreshing it.
     pub fn next_hop(&self, now: SimTime, dst: NodeAddr) -> Option<NodeAddr> {
-        self.route(now, dst)
-            .filter(|r| r.active)
-            .map(|r| r.next_hop)
+        self.route(now, dst).filter(|r| r.active).map(|r| r.next_hop)
     }
 
     pub fn discovery_in_progress(&self, dst: NodeAddr) -> bool {
@@ -255,12 +250,7 @@ impl<P: Copy> Aodv<P> {
     /// Control messages sent, all types together (routing overhead).
     pub fn control_packets_sent(&self) -> u64 {
         let c = &self.counters;
-        c.rreq_originated
-            + c.rreq_forwarded
-            + c.rrep_originated
-            + c.rrep_forwarded
-            + c.rerr_sent
-            + c.hello_sent
+        c.rreq_originated + c.rreq_forwarded + c.rrep_originated + c.rrep_forwarded + c.rerr_sent + c.hello_sent
     }
 
     /// A data packet from this node's transport (`originated_here`), or one
@@ -276,10 +266,7 @@ impl<P: Copy> Aodv<P> {
         originated_here: bool,
         out: &mut Vec<AodvAction<P>>,
     ) -> Option<NodeAddr> {
-        debug_assert_ne!(
-            dst, self.me,
-            "route_data for a packet addressed to this node"
-        );
+        debug_assert_ne!(dst, self.me, "route_data for a packet addressed to this node");
         if let Some(next_hop) = self.routes.active_mut(now, dst).map(|r| r.next_hop) {
             self.note_route_used(now, dst, next_hop);
             return Some(next_hop);
@@ -302,13 +289,7 @@ impl<P: Copy> Aodv<P> {
         None
     }
 
-    fn buffer_packet(
-        &mut self,
-        now: SimTime,
-        dst: NodeAddr,
-        packet: P,
-        out: &mut Vec<AodvAction<P>>,
-    ) {
+    fn buffer_packet(&mut self, now: SimTime, dst: NodeAddr, packet: P, out: &mut Vec<AodvAction<P>>) {
         if self.buffer.len() >= self.p.buffer_capacity {
             if let Some(old) = self.buffer.pop_front() {
                 out.push(AodvAction::DropData {
@@ -325,9 +306,7 @@ impl<P: Copy> Aodv<P> {
     }
 
     fn repairing(&self, dst: NodeAddr) -> bool {
-        self.discoveries
-            .get(&dst)
-            .is_some_and(|d| d.repair_of_hops.is_some())
+        self.discoveries.get(&dst).is_some_and(|d| d.repair_of_hops.is_some())
     }
 
     /// Data for `dst` went to (or came from) neighbour `next_hop`: the route
@@ -379,12 +358,7 @@ impl<P: Copy> Aodv<P> {
     /// and the precursors of those routes get a RERR. The caller decides what
     /// happens to the frame itself and to others queued for that neighbour
     /// (ns-2 drops them; giving them to `route_data` again re-routes them).
-    pub fn handle_link_failure(
-        &mut self,
-        now: SimTime,
-        next_hop: NodeAddr,
-        out: &mut Vec<AodvAction<P>>,
-    ) {
+    pub fn handle_link_failure(&mut self, now: SimTime, next_hop: NodeAddr, out: &mut Vec<AodvAction<P>>) {
         self.neighbors.remove(&next_hop);
         let dp = self.p.delete_period;
         let mut unreachable = Vec::new();
@@ -449,13 +423,7 @@ impl<P: Copy> Aodv<P> {
     /// incremented but keeps its precursors; one RREQ with TTL
     /// max(MIN_REPAIR_TTL, hops to the source / 2) + LOCAL_ADD_TTL, where
     /// MIN_REPAIR_TTL is the broken route's hop count.
-    fn start_local_repair(
-        &mut self,
-        now: SimTime,
-        src: NodeAddr,
-        dst: NodeAddr,
-        out: &mut Vec<AodvAction<P>>,
-    ) {
+    fn start_local_repair(&mut self, now: SimTime, src: NodeAddr, dst: NodeAddr, out: &mut Vec<AodvAction<P>>) {
         let dp = self.p.delete_period;
         let Some(r) = self.routes.active_mut(now, dst) else {
             return;
@@ -632,9 +600,7 @@ impl<P: Copy> Aodv<P> {
             self.send_rerr(now, unreachable, recipients, false, out);
             return;
         } else if d.ttl < self.p.net_diameter {
-            d.ttl = self
-                .p
-                .next_ring_ttl(u32::from(d.ttl) + u32::from(self.p.ttl_increment));
+            d.ttl = self.p.next_ring_ttl(u32::from(d.ttl) + u32::from(self.p.ttl_increment));
         } else if d.max_ttl_sends > self.p.rreq_retries {
             // §6.3: RREQ_RETRIES tries at NET_DIAMETER have failed.
             self.discoveries.remove(&dst);
@@ -672,10 +638,7 @@ impl<P: Copy> Aodv<P> {
             return;
         };
         let discovery = self.discoveries.remove(&dst);
-        if discovery
-            .and_then(|d| d.repair_of_hops)
-            .is_some_and(|old| hops > old)
-        {
+        if discovery.and_then(|d| d.repair_of_hops).is_some_and(|old| hops > old) {
             // §6.12: repaired, but longer; tell the precursors without
             // deleting their routes (N flag).
             let recipients = precursors.into_iter().collect();
@@ -704,12 +667,7 @@ impl<P: Copy> Aodv<P> {
     /// §6.5 step 1 and §6.7: the sender of a RREQ or RREP is a neighbour;
     /// create or refresh the one-hop route to it (without a valid sequence
     /// number when new).
-    fn update_neighbor_route(
-        &mut self,
-        now: SimTime,
-        from: NodeAddr,
-        out: &mut Vec<AodvAction<P>>,
-    ) {
+    fn update_neighbor_route(&mut self, now: SimTime, from: NodeAddr, out: &mut Vec<AodvAction<P>>) {
         let until = now + self.p.active_route_timeout;
         match self.routes.get_mut(now, from) {
             Some(r) => {
@@ -717,27 +675,14 @@ impl<P: Copy> Aodv<P> {
                 r.state = table::State::Valid;
                 r.next_hop = from;
                 r.hop_count = 1;
-                r.lifetime = if was_active {
-                    r.lifetime.max(until)
-                } else {
-                    until
-                };
+                r.lifetime = if was_active { r.lifetime.max(until) } else { until };
             }
-            None => self
-                .routes
-                .insert(from, Route::new(0, false, 1, from, until)),
+            None => self.routes.insert(from, Route::new(0, false, 1, from, until)),
         }
         self.release(now, from, out);
     }
 
-    fn recv_rreq(
-        &mut self,
-        now: SimTime,
-        from: NodeAddr,
-        r: &Rreq,
-        ttl: u8,
-        out: &mut Vec<AodvAction<P>>,
-    ) {
+    fn recv_rreq(&mut self, now: SimTime, from: NodeAddr, r: &Rreq, ttl: u8, out: &mut Vec<AodvAction<P>>) {
         self.update_neighbor_route(now, from, out);
         if r.orig == self.me
             || self
@@ -749,12 +694,12 @@ impl<P: Copy> Aodv<P> {
         let hops = r.hop_count.saturating_add(1);
 
         // §6.5: reverse route to the originator.
-        let min_life = self.p.net_traversal_time.mul(2).as_nanos().saturating_sub(
-            self.p
-                .node_traversal_time
-                .mul(2 * u64::from(hops))
-                .as_nanos(),
-        );
+        let min_life = self
+            .p
+            .net_traversal_time
+            .mul(2)
+            .as_nanos()
+            .saturating_sub(self.p.node_traversal_time.mul(2 * u64::from(hops)).as_nanos());
         let until = now + Duration::from_nanos(min_life);
         match self.routes.get_mut(now, r.orig) {
             Some(rt) => {
@@ -766,11 +711,7 @@ impl<P: Copy> Aodv<P> {
                 rt.state = table::State::Valid;
                 rt.next_hop = from;
                 rt.hop_count = hops;
-                rt.lifetime = if was_active {
-                    rt.lifetime.max(until)
-                } else {
-                    until
-                };
+                rt.lifetime = if was_active { rt.lifetime.max(until) } else { until };
             }
             None => self
                 .routes
@@ -827,31 +768,14 @@ impl<P: Copy> Aodv<P> {
 
     /// §6.6.2 and §6.6.3: this node has a fresh enough route to the RREQ's
     /// destination.
-    fn reply_as_intermediate(
-        &mut self,
-        now: SimTime,
-        from: NodeAddr,
-        r: &Rreq,
-        out: &mut Vec<AodvAction<P>>,
-    ) {
+    fn reply_as_intermediate(&mut self, now: SimTime, from: NodeAddr, r: &Rreq, out: &mut Vec<AodvAction<P>>) {
         let (fwd_next, fwd_hops, fwd_seq, fwd_left) = {
-            let fwd = self
-                .routes
-                .get_mut(now, r.dst)
-                .expect("active route checked");
+            let fwd = self.routes.get_mut(now, r.dst).expect("active route checked");
             fwd.add_precursor(from);
-            (
-                fwd.next_hop,
-                fwd.hop_count,
-                fwd.seq,
-                fwd.lifetime.saturating_since(now),
-            )
+            (fwd.next_hop, fwd.hop_count, fwd.seq, fwd.lifetime.saturating_since(now))
         };
         let (rev_hops, rev_left) = {
-            let rev = self
-                .routes
-                .get_mut(now, r.orig)
-                .expect("reverse route just set");
+            let rev = self.routes.get_mut(now, r.orig).expect("reverse route just set");
             rev.add_precursor(fwd_next);
             (rev.hop_count, rev.lifetime.saturating_since(now))
         };
@@ -917,10 +841,7 @@ impl<P: Copy> Aodv<P> {
         // too, as ns-3 does: a destination answering a RREQ without a newer
         // sequence number (§6.6.1) repeats its old one, and the originator
         // still needs the reply.
-        let confirms = self
-            .routes
-            .active_mut(now, r.dst)
-            .is_some_and(|rt| rt.seq == r.dst_seq);
+        let confirms = self.routes.active_mut(now, r.dst).is_some_and(|rt| rt.seq == r.dst_seq);
         if !updated && !confirms {
             return;
         }
@@ -938,10 +859,7 @@ impl<P: Copy> Aodv<P> {
                 rt.add_precursor(precursor);
             }
         }
-        let fwd = Rrep {
-            hop_count: hops,
-            ..*r
-        };
+        let fwd = Rrep { hop_count: hops, ..*r };
         self.counters.rrep_forwarded += 1;
         self.unicast(rev_next, AodvMessage::Rrep(fwd), out);
     }
@@ -957,15 +875,9 @@ impl<P: Copy> Aodv<P> {
                 rt.hop_count = 1;
                 rt.seq = r.dst_seq;
                 rt.valid_seq = true;
-                rt.lifetime = if was_active {
-                    rt.lifetime.max(until)
-                } else {
-                    until
-                };
+                rt.lifetime = if was_active { rt.lifetime.max(until) } else { until };
             }
-            None => self
-                .routes
-                .insert(from, Route::new(r.dst_seq, true, 1, from, until)),
+            None => self.routes.insert(from, Route::new(r.dst_seq, true, 1, from, until)),
         }
         if self.p.hello_enabled {
             let t = now + self.p.hello_lifetime();
@@ -1044,10 +956,7 @@ impl<P: Copy> Aodv<P> {
         if unreachable.is_empty() || recipients.is_empty() || !self.rerr_allowed(now) {
             return;
         }
-        let msg = AodvMessage::Rerr(Rerr {
-            no_delete,
-            unreachable,
-        });
+        let msg = AodvMessage::Rerr(Rerr { no_delete, unreachable });
         self.counters.rerr_sent += 1;
         if recipients.len() == 1 {
             let one = *recipients.first().expect("one recipient");
@@ -1094,5 +1003,17 @@ impl<P: Copy> Aodv<P> {
     fn unicast(&mut self, next_hop: NodeAddr, msg: AodvMessage, out: &mut Vec<AodvAction<P>>) {
         self.counters.control_bytes += u64::from(msg.wire_bytes());
         out.push(AodvAction::Unicast { next_hop, msg });
+    }
+}
+
+impl From<DropCause> for super::DropCause {
+    /// The network layer's drop causes: a full route buffer counts as a
+    /// queue overflow, like a full interface queue.
+    fn from(c: DropCause) -> super::DropCause {
+        match c {
+            DropCause::NoRoute => super::DropCause::NoRoute,
+            DropCause::BufferFull => super::DropCause::QueueOverflow,
+            DropCause::BufferTimeout => super::DropCause::BufferTimeout,
+        }
     }
 }

@@ -35,13 +35,7 @@ pub(super) struct Route {
 }
 
 impl Route {
-    pub fn new(
-        seq: u32,
-        valid_seq: bool,
-        hop_count: u8,
-        next_hop: NodeAddr,
-        lifetime: SimTime,
-    ) -> Route {
+    pub fn new(seq: u32, valid_seq: bool, hop_count: u8, next_hop: NodeAddr, lifetime: SimTime) -> Route {
         Route {
             seq,
             valid_seq,

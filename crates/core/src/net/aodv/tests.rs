@@ -65,13 +65,7 @@ struct Net {
 impl Net {
     fn new(n: usize, edges: &[(usize, usize)], cfg: impl Fn(usize) -> AodvConfig) -> Net {
         let nodes = (0..n)
-            .map(|i| {
-                Aodv::new(
-                    i as NodeAddr,
-                    &cfg(i),
-                    stream(7, i as u64, Purpose::Routing),
-                )
-            })
+            .map(|i| Aodv::new(i as NodeAddr, &cfg(i), stream(7, i as u64, Purpose::Routing)))
             .collect();
         let mut net = Net {
             now: SimTime::ZERO,
@@ -108,10 +102,7 @@ impl Net {
     }
 
     fn neighbours(&self, a: usize) -> Vec<usize> {
-        self.links
-            .range((a, 0)..(a + 1, 0))
-            .map(|&(_, b)| b)
-            .collect()
+        self.links.range((a, 0)..(a + 1, 0)).map(|&(_, b)| b).collect()
     }
 
     fn schedule(&mut self, at: SimTime, ev: Ev) {
@@ -153,14 +144,8 @@ impl Net {
             let (src, dst) = self.packets[pkt as usize];
             let mut out = Vec::new();
             let now = self.now;
-            let back = self.nodes[node].handle_data_failure(
-                now,
-                next_hop as NodeAddr,
-                src as NodeAddr,
-                dst,
-                pkt,
-                &mut out,
-            );
+            let back =
+                self.nodes[node].handle_data_failure(now, next_hop as NodeAddr, src as NodeAddr, dst, pkt, &mut out);
             if let Some(p) = back {
                 self.mac_drops.push((now, node, p));
             }
@@ -221,12 +206,8 @@ impl Net {
                         self.mac_failure(node, to);
                     }
                 }
-                AodvAction::SendData { packet, next_hop } => {
-                    self.transmit(node, next_hop as usize, packet)
-                }
-                AodvAction::DropData { packet, cause } => {
-                    self.dropped.push((self.now, node, packet, cause))
-                }
+                AodvAction::SendData { packet, next_hop } => self.transmit(node, next_hop as usize, packet),
+                AodvAction::DropData { packet, cause } => self.dropped.push((self.now, node, packet, cause)),
             }
         }
     }
@@ -288,9 +269,7 @@ impl Net {
         self.sent
             .iter()
             .filter_map(|s| match &s.msg {
-                AodvMessage::Rreq(r)
-                    if s.node == node && r.orig == node as NodeAddr && r.hop_count == 0 =>
-                {
+                AodvMessage::Rreq(r) if s.node == node && r.orig == node as NodeAddr && r.hop_count == 0 => {
                     Some((s.at, s.ttl, *r))
                 }
                 _ => None,
@@ -314,11 +293,7 @@ impl Net {
     }
 
     fn delivered_to(&self, node: usize) -> Vec<u32> {
-        self.delivered
-            .iter()
-            .filter(|d| d.1 == node)
-            .map(|d| d.2)
-            .collect()
+        self.delivered.iter().filter(|d| d.1 == node).map(|d| d.2).collect()
     }
 
     /// RERRs sent after `since`: (sender, unicast recipient, unreachable list).
@@ -370,10 +345,7 @@ fn discovery_over_a_five_hop_chain_releases_the_buffer_in_order() {
     assert_eq!((r.next_hop, r.hop_count), (1, 5));
     for i in 1..5 {
         let fwd = net.nodes[i].route(net.now, 5).expect("forward route");
-        assert_eq!(
-            (fwd.next_hop, fwd.hop_count),
-            (i as NodeAddr + 1, 5 - i as u8)
-        );
+        assert_eq!((fwd.next_hop, fwd.hop_count), (i as NodeAddr + 1, 5 - i as u8));
         let rev = net.nodes[i].route(net.now, 0).expect("reverse route");
         assert_eq!((rev.next_hop, rev.hop_count), (i as NodeAddr - 1, i as u8));
     }
@@ -387,12 +359,7 @@ fn discovery_over_a_five_hop_chain_releases_the_buffer_in_order() {
     assert_eq!(rreps[0].2.hop_count, 0);
     assert_eq!(rreps[4].2.hop_count, 4);
     // Data left only once the route existed.
-    let found = net
-        .sent
-        .iter()
-        .find(|s| s.node == 1 && s.to == Some(0))
-        .unwrap()
-        .at;
+    let found = net.sent.iter().find(|s| s.node == 1 && s.to == Some(0)).unwrap().at;
     assert!(net.delivered.iter().all(|d| d.0 > found));
 }
 
@@ -456,12 +423,7 @@ fn broken_link_is_repaired_through_the_other_path() {
     assert_eq!(net.nodes[1].next_hop(net.now, 3), Some(4));
     assert_eq!(net.nodes[4].next_hop(net.now, 3), Some(5));
     // §6.4: the new search starts at the old hop count plus TTL_INCREMENT.
-    let after: Vec<u8> = net
-        .rreqs_from(0)
-        .iter()
-        .filter(|r| r.0 > broken)
-        .map(|r| r.1)
-        .collect();
+    let after: Vec<u8> = net.rreqs_from(0).iter().filter(|r| r.0 > broken).map(|r| r.1).collect();
     assert_eq!(after[0], 5);
 }
 
@@ -623,9 +585,7 @@ fn gratuitous_rrep_gives_the_destination_a_route_to_the_originator() {
     let rreps = net.rreps_since(t);
     let path: Vec<(usize, usize)> = rreps.iter().map(|r| (r.0, r.1)).collect();
     assert_eq!(path, vec![(1, 0), (1, 2), (2, 3)]);
-    let r = net.nodes[3]
-        .route(net.now, 0)
-        .expect("route from gratuitous RREP");
+    let r = net.nodes[3].route(net.now, 0).expect("route from gratuitous RREP");
     assert!(r.active);
     assert_eq!((r.next_hop, r.hop_count), (2, 3));
 }
@@ -642,15 +602,9 @@ fn failed_discovery_drops_the_buffered_packets_with_no_route() {
     );
     let gaps: Vec<Duration> = rreqs.windows(2).map(|w| w[1].0 - w[0].0).collect();
     // Ring waits, then NET_TRAVERSAL_TIME with binary exponential backoff.
-    assert_eq!(
-        gaps,
-        vec![ms(240), ms(400), ms(560), ms(720), ms(2800), ms(5600)]
-    );
+    assert_eq!(gaps, vec![ms(240), ms(400), ms(560), ms(720), ms(2800), ms(5600)]);
     let give_up = rreqs[6].0 + ms(11_200);
-    let expected: Vec<_> = pkts
-        .iter()
-        .map(|&p| (give_up, 0, p, DropCause::NoRoute))
-        .collect();
+    let expected: Vec<_> = pkts.iter().map(|&p| (give_up, 0, p, DropCause::NoRoute)).collect();
     assert_eq!(net.dropped, expected);
     assert!(!net.nodes[0].discovery_in_progress(7));
     assert_eq!(net.nodes[0].buffered(), 0);
@@ -666,10 +620,7 @@ fn buffer_overflow_drops_the_oldest_and_timeout_drops_the_rest() {
     };
     let mut net = Net::chain(2, |_| cfg.clone());
     let p: Vec<u32> = (0..3).map(|_| net.send(0, 9)).collect();
-    assert_eq!(
-        net.dropped,
-        vec![(SimTime::ZERO, 0, p[0], DropCause::BufferFull)]
-    );
+    assert_eq!(net.dropped, vec![(SimTime::ZERO, 0, p[0], DropCause::BufferFull)]);
     net.run_until(at_ms(2000));
     assert_eq!(
         net.dropped[1..],
@@ -824,8 +775,7 @@ fn hello_loss_detects_a_broken_link_without_data() {
 #[test]
 fn jitter_is_bounded_and_reproducible() {
     let draw = |seed: u64| {
-        let mut a: Aodv<u32> =
-            Aodv::new(0, &AodvConfig::default(), stream(seed, 0, Purpose::Routing));
+        let mut a: Aodv<u32> = Aodv::new(0, &AodvConfig::default(), stream(seed, 0, Purpose::Routing));
         let mut out = Vec::new();
         for dst in 1..40 {
             a.route_data(SimTime::ZERO, dst, dst, true, &mut out);
@@ -857,10 +807,7 @@ fn control_counters_add_up() {
     let bytes: u64 = net.nodes.iter().map(|n| n.counters().control_bytes).sum();
     assert_eq!(
         bytes,
-        net.sent
-            .iter()
-            .map(|s| u64::from(s.msg.wire_bytes()))
-            .sum::<u64>()
+        net.sent.iter().map(|s| u64::from(s.msg.wire_bytes())).sum::<u64>()
     );
     assert_eq!(net.nodes[3].counters().rrep_originated, 1);
     assert_eq!(net.nodes[0].counters().rreq_originated, 2);
@@ -888,20 +835,13 @@ mod random {
 
     /// A topology, packets (time in ms, source, destination) and link
     /// toggles (time in ms, edge index): a drawn link breaks, or comes back.
-    type Scenario = (
-        usize,
-        Vec<(usize, usize)>,
-        Vec<(u64, usize, usize)>,
-        Vec<(u64, usize)>,
-    );
+    type Scenario = (usize, Vec<(usize, usize)>, Vec<(u64, usize, usize)>, Vec<(u64, usize)>);
     /// (time in ms, packet to send (src, dst), link to toggle).
     type Step = (u64, Option<(usize, usize)>, Option<(usize, usize)>);
 
     fn scenario() -> impl Strategy<Value = Scenario> {
         (3usize..9).prop_flat_map(|n| {
-            let pairs: Vec<(usize, usize)> = (0..n)
-                .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
-                .collect();
+            let pairs: Vec<(usize, usize)> = (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b))).collect();
             let m = pairs.len();
             (
                 Just(n),
@@ -927,10 +867,7 @@ mod random {
             .iter()
             .filter(|s| s.1 != s.2)
             .map(|&(t, a, b)| (t, Some((a, b)), None))
-            .chain(
-                cuts.iter()
-                    .map(|&(t, e)| (t, None, Some(edges[e % edges.len()]))),
-            )
+            .chain(cuts.iter().map(|&(t, e)| (t, None, Some(edges[e % edges.len()]))))
             .collect();
         script.sort();
         for (t, send, cut) in script {
@@ -1033,13 +970,7 @@ mod random {
 fn an_expired_route_is_not_answered_by_a_neighbour_that_routes_through_us() {
     let edges = [(0, 1), (0, 3), (1, 2), (1, 3), (2, 3)];
     let mut net = Net::new(4, &edges, |_| AodvConfig::default());
-    for (t, a, b) in [
-        (0, 1, 2),
-        (4299, 0, 2),
-        (5515, 1, 0),
-        (8510, 2, 1),
-        (8514, 1, 0),
-    ] {
+    for (t, a, b) in [(0, 1, 2), (4299, 0, 2), (5515, 1, 0), (8510, 2, 1), (8514, 1, 0)] {
         net.run_until(at_ms(t));
         net.send(a, b);
     }
@@ -1082,12 +1013,7 @@ fn local_repair_finds_a_detour_and_only_warns_the_source() {
     assert_eq!(net.delivered.last().map(|d| d.2), Some(p));
     assert!(net.mac_drops.is_empty() && net.dropped.is_empty());
     // Node 2 searched (TTL = max(1, 2 / 2) + LOCAL_ADD_TTL = 3), not the source.
-    let ttls: Vec<u8> = net
-        .rreqs_from(2)
-        .iter()
-        .filter(|r| r.0 >= t)
-        .map(|r| r.1)
-        .collect();
+    let ttls: Vec<u8> = net.rreqs_from(2).iter().filter(|r| r.0 >= t).map(|r| r.1).collect();
     assert_eq!(ttls, vec![3]);
     assert!(net.rreqs_from(0).iter().all(|r| r.0 < t));
     assert_eq!(net.nodes[2].next_hop(net.now, 3), Some(4));
@@ -1116,11 +1042,7 @@ fn failed_local_repair_drops_the_packet_and_sends_rerr() {
     let t = net.now;
     let p = net.send(0, 3);
     net.run_until(at_ms(2000));
-    let rreq = net
-        .rreqs_from(2)
-        .into_iter()
-        .find(|r| r.0 >= t)
-        .expect("repair RREQ");
+    let rreq = net.rreqs_from(2).into_iter().find(|r| r.0 >= t).expect("repair RREQ");
     // One RREQ, a RING_TRAVERSAL_TIME wait for TTL 3, then §6.11.
     let give_up = rreq.0 + ms(400);
     assert_eq!(net.dropped, vec![(give_up, 2, p, DropCause::NoRoute)]);
@@ -1137,10 +1059,7 @@ fn the_source_does_not_repair_locally() {
     net.run_until(at_ms(1000));
     net.cut(0, 1);
     let p = net.send(0, 2);
-    assert_eq!(
-        net.mac_drops.iter().map(|d| d.2).collect::<Vec<_>>(),
-        vec![p]
-    );
+    assert_eq!(net.mac_drops.iter().map(|d| d.2).collect::<Vec<_>>(), vec![p]);
     assert!(!net.nodes[0].discovery_in_progress(2));
 }
 
