@@ -3,10 +3,10 @@
 //! DELETE_PERIOD) follow the RFC's formulas unless given explicitly.
 
 use crate::time::Duration;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The `[routing.aodv]` table of a scenario. Times carry their unit in the key.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AodvConfig {
     /// ACTIVE_ROUTE_TIMEOUT (§10: 3000 ms).
@@ -23,12 +23,16 @@ pub struct AodvConfig {
     /// NODE_TRAVERSAL_TIME (§10: 40 ms).
     pub node_traversal_time_ms: f64,
     /// NET_TRAVERSAL_TIME; default 2 * NODE_TRAVERSAL_TIME * NET_DIAMETER.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_traversal_time_ms: Option<f64>,
     /// PATH_DISCOVERY_TIME; default 2 * NET_TRAVERSAL_TIME.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path_discovery_time_ms: Option<f64>,
     /// MY_ROUTE_TIMEOUT; default 2 * ACTIVE_ROUTE_TIMEOUT.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub my_route_timeout_ms: Option<f64>,
     /// DELETE_PERIOD; default K * max(ACTIVE_ROUTE_TIMEOUT, HELLO_INTERVAL), K = 5.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub delete_period_ms: Option<f64>,
     /// RREQ_RETRIES (§10: 2): further RREQs at TTL = NET_DIAMETER after the first.
     pub rreq_retries: u32,
@@ -55,6 +59,7 @@ pub struct AodvConfig {
     /// LOCAL_ADD_TTL (§10: 2).
     pub local_add_ttl: u32,
     /// MAX_REPAIR_TTL in hops; default 0.3 * NET_DIAMETER, rounded down.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_repair_ttl: Option<u32>,
     /// Upper bound of the uniform delay before every broadcast (RREQ, RERR,
     /// HELLO), as ns-2 and ns-3 do to desynchronise rebroadcasts (10 ms).
@@ -304,6 +309,9 @@ mod tests {
         assert_eq!(c.net_diameter, 35);
         let e = toml::from_str::<AodvConfig>("ttl_strat = 3").unwrap_err();
         assert!(e.to_string().contains("ttl_strat"), "{e}");
+        // Serialised and read back, a configuration is unchanged.
+        let back: AodvConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
     }
 
     #[test]
