@@ -1,6 +1,7 @@
 //! The network layer: packets and their ledger, the interface queue (the
 //! seam where queue disciplines plug in), and routing.
 
+pub mod aodv;
 pub mod packet;
 pub mod queue;
 pub mod static_routes;
