@@ -30,6 +30,15 @@ pub struct MacSummary {
     pub duplicates: u64,
 }
 
+/// Routing protocol overhead: control packets and bytes sent, by type.
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct RoutingSummary {
+    pub protocol: String,
+    pub control_packets: u64,
+    pub control_bytes: u64,
+    pub by_type: BTreeMap<&'static str, u64>,
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LedgerSummary {
     pub generated: u64,
@@ -52,6 +61,7 @@ pub struct Summary {
     pub mac: MacSummary,
     pub drops: BTreeMap<&'static str, u64>,
     pub ledger: LedgerSummary,
+    pub routing: RoutingSummary,
     pub nodes: usize,
     pub simulator: String,
 }

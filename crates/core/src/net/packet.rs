@@ -23,8 +23,12 @@ pub enum PacketKind {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Body {
-    Udp { seq: u64 },
+    Udp {
+        seq: u64,
+    },
     Tcp(crate::transport::tcp::Segment),
+    /// An AODV message, by index in the simulator's message arena.
+    Aodv(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

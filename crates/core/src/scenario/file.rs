@@ -96,12 +96,15 @@ impl Default for MacFile {
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingFile {
     pub protocol: String,
+    /// RFC 3561 parameters, used with `protocol = "aodv"` (docs/aodv.md).
+    pub aodv: crate::net::aodv::AodvConfig,
 }
 
 impl Default for RoutingFile {
     fn default() -> Self {
         RoutingFile {
             protocol: "static".into(),
+            aodv: Default::default(),
         }
     }
 }

@@ -133,6 +133,7 @@ pub enum App {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RoutingKind {
     Static,
+    Aodv,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -172,6 +173,7 @@ pub struct Scenario {
     pub node_series: bool,
     pub tcp: TcpConfig,
     pub onoff: OnOffConfig,
+    pub aodv: crate::net::aodv::AodvConfig,
     /// The file with every default filled in.
     pub file: ScenarioFile,
 }
@@ -309,10 +311,11 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
     let routing = match file.routing.protocol.as_str() {
         "static" => RoutingKind::Static,
         "aodv" => {
-            return Err(ScenarioError::new(
-                "routing.protocol",
-                "\"aodv\" is not available in this build yet; allowed: \"static\"",
-            ));
+            file.routing
+                .aodv
+                .validate()
+                .map_err(|e| split_key_error("routing.aodv", &e))?;
+            RoutingKind::Aodv
         }
         other => {
             return Err(ScenarioError::new(
@@ -477,12 +480,13 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
                 Some(idx)
             }
         };
-        if routing == RoutingKind::Static && route.is_none() && hop_distances(&adj, dst)[src as usize] == UNREACHABLE {
+        // Nodes do not move, so a destination without a path now never has one.
+        if route.is_none() && hop_distances(&adj, dst)[src as usize] == UNREACHABLE {
             return Err(ScenarioError::new(
                 k("dst"),
                 format!(
-                    "node {} is unreachable from node {} under static routing: no path of hops within radio.tx_range_m = {} m",
-                    f.dst, f.src, r.tx_range_m
+                    "node {} is unreachable from node {} under {} routing: no path of hops within radio.tx_range_m = {} m",
+                    f.dst, f.src, file.routing.protocol, r.tx_range_m
                 ),
             ));
         }
@@ -517,6 +521,7 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         node_series: file.trace.node_series,
         tcp: file.tcp.clone(),
         onoff: file.onoff.clone(),
+        aodv: file.routing.aodv.clone(),
         file,
     })
 }

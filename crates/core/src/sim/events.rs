@@ -41,6 +41,16 @@ pub enum Event {
         side: u8,
         gen: u32,
     },
+    /// A node's AODV timer.
+    AodvTimer {
+        node: u32,
+        gen: u32,
+    },
+    /// An AODV broadcast's jitter has passed: it enters the queue.
+    AodvJitter {
+        node: u32,
+        packet: u32,
+    },
     /// A trace bin ends.
     Sample,
 }

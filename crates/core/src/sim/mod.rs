@@ -3,6 +3,7 @@
 //! I/O; this module turns their actions into events and their events into
 //! inputs. A run is a pure function of its scenario and seed.
 
+mod aodv;
 mod events;
 
 use crate::app::cbr::Cbr;
@@ -11,7 +12,8 @@ use crate::engine::{stream, EventQueue, Purpose};
 use crate::mac::dcf::{Dcf, MacAction};
 use crate::mac::frame::{Frame, Msdu, BROADCAST};
 use crate::metrics::jain_index;
-use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, Summary, TcpTrace, Traces};
+use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, RoutingSummary, Summary, TcpTrace, Traces};
+use crate::net::aodv::{Aodv, AodvAction, AodvMessage};
 use crate::net::packet::{
     Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES,
 };
@@ -19,7 +21,7 @@ use crate::net::queue::{InterfaceQueue, Queued};
 use crate::net::static_routes::StaticRoutes;
 use crate::phy::channel::Channel;
 use crate::phy::radio::{Radio, RadioState, RxEnd};
-use crate::scenario::{App, Scenario, Transport};
+use crate::scenario::{App, RoutingKind, Scenario, Transport};
 use crate::time::{Duration, SimTime};
 use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 pub use events::Event;
@@ -32,6 +34,8 @@ struct Node {
     radio: Radio,
     mac: Dcf,
     queue: InterfaceQueue,
+    aodv: Option<Aodv<u32>>,
+    aodv_timer: Armed,
     /// Radio idle time and NAV time at the start of the current bin.
     idle_at_bin: Duration,
     nav_at_bin: Duration,
@@ -117,6 +121,9 @@ pub struct Simulator {
     flows: Vec<FlowState>,
     counters: Counters,
     scratch: Vec<MacAction>,
+    aodv_scratch: Vec<AodvAction<u32>>,
+    /// AODV messages carried by packets (append-only: messages are few).
+    aodv_msgs: Vec<AodvMessage>,
     traces: Traces,
     bin_start: SimTime,
     n_bins: usize,
@@ -141,6 +148,9 @@ impl Simulator {
                 radio: Radio::new(th.rx_w, th.capture_ratio),
                 mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: InterfaceQueue::new(sc.queue, sc.queue_capacity),
+                aodv: (sc.routing == RoutingKind::Aodv)
+                    .then(|| Aodv::new(i as u32, &sc.aodv, stream(sc.seed, i as u64, Purpose::Routing))),
+                aodv_timer: Armed::default(),
                 idle_at_bin: Duration::ZERO,
                 nav_at_bin: Duration::ZERO,
             })
@@ -207,7 +217,9 @@ impl Simulator {
                     sent: 0,
                     delivered: 0,
                     delay_sum: Duration::ZERO,
-                    hops: routes.hops(f.src, f.dst, Some(i as u32)),
+                    hops: (sc.routing == RoutingKind::Static)
+                        .then(|| routes.hops(f.src, f.dst, Some(i as u32)))
+                        .flatten(),
                 }
             })
             .collect();
@@ -239,6 +251,8 @@ impl Simulator {
             flows,
             counters: Counters::default(),
             scratch: Vec::with_capacity(16),
+            aodv_scratch: Vec::new(),
+            aodv_msgs: Vec::new(),
             traces,
             bin_start: SimTime::ZERO,
             n_bins,
@@ -302,6 +316,10 @@ impl Simulator {
                 self.mac_call(node, None, |m, out| m.handle_timer(now, timer, gen, out));
             }
             Event::AppSend { flow } => self.app_send(now, flow),
+            Event::AodvTimer { node, gen } => self.aodv_timer(now, node, gen),
+            Event::AodvJitter { node, packet } => {
+                self.with_out(node, |s, out| s.enqueue(now, node, packet, BROADCAST, out));
+            }
             Event::AppStop { flow } => self.app_stop(now, flow),
             Event::TcpTimer { flow, side, gen } => self.tcp_timer(now, flow, side, gen),
             Event::Sample => self.sample(now),
@@ -451,19 +469,22 @@ impl Simulator {
         match a {
             MacAction::Transmit(frame) => self.start_tx(now, node, frame),
             MacAction::SetTimer { timer, at, gen } => self.q.schedule(at, Event::MacTimer { node, timer, gen }),
-            MacAction::Deliver { msdu, from: _ } => {
+            MacAction::Deliver { msdu, from } => {
                 let air = air.expect("deliveries come from a decoded frame");
                 let a = &self.air[air as usize];
                 let mut copy = a.packet.expect("data frames carry a packet");
                 if a.frame.rx == BROADCAST {
-                    // A broadcast is delivered to the air once; receivers
-                    // that act on it create packets of their own.
-                    let _ = msdu;
+                    // A broadcast is delivered to the air once (the ledger
+                    // counted it then); receivers act on its content and
+                    // create packets of their own.
+                    if let Body::Aodv(m) = copy.body {
+                        self.aodv_message(now, node, from, m, copy.ttl, out);
+                    }
                     return;
                 }
                 copy.hops = copy.hops.saturating_add(1);
                 let id = self.packets.hand_over(msdu.packet, copy);
-                self.net_receive(now, node, id, out);
+                self.net_receive(now, node, id, Some(from), out);
             }
             MacAction::Overheard(_) => {}
             MacAction::TxDone { msdu, next_hop } => {
@@ -474,8 +495,12 @@ impl Simulator {
                 }
                 self.feed_mac(now, node, out);
             }
-            MacAction::TxFailed { msdu, next_hop: _ } => {
-                self.packets.drop_packet(msdu.packet, DropCause::MacRetry);
+            MacAction::TxFailed { msdu, next_hop } => {
+                if self.nodes[node as usize].aodv.is_some() {
+                    self.aodv_tx_failed(now, node, msdu.packet, next_hop, out);
+                } else {
+                    self.packets.drop_packet(msdu.packet, DropCause::MacRetry);
+                }
                 self.feed_mac(now, node, out);
             }
         }
@@ -497,23 +522,49 @@ impl Simulator {
 
     // ---- network and above ------------------------------------------------
 
-    /// A packet arrived at `node` (from the MAC or from its own transport).
-    fn net_receive(&mut self, now: SimTime, node: u32, id: u32, out: &mut Vec<MacAction>) {
+    /// A packet arrived at `node`: from neighbour `from`, or (None) from
+    /// the node's own transport or routing.
+    fn net_receive(&mut self, now: SimTime, node: u32, id: u32, from: Option<u32>, out: &mut Vec<MacAction>) {
         let p = *self.packets.get(id);
+        if let (Body::Aodv(m), Some(from)) = (p.body, from) {
+            // AODV messages travel hop by hop: each is for this node.
+            self.packets.deliver(id);
+            self.aodv_message(now, node, from, m, p.ttl, out);
+            return;
+        }
+        if let (Some(aodv), Some(from)) = (self.nodes[node as usize].aodv.as_mut(), from) {
+            // Data from a neighbour keeps the reverse route alive (§6.2).
+            aodv.note_route_used(now, p.src, from);
+        }
         if p.dst == node {
             self.deliver_up(now, node, id, out);
             return;
         }
-        if p.ttl == 0 {
-            self.packets.drop_packet(id, DropCause::TtlExpired);
-            return;
+        if from.is_some() {
+            if p.ttl == 0 {
+                self.packets.drop_packet(id, DropCause::TtlExpired);
+                return;
+            }
+            self.packets.get_mut(id).ttl -= 1;
         }
-        self.packets.get_mut(id).ttl -= 1;
-        let flow = (p.flow != NO_FLOW).then_some(p.flow);
-        let Some(next_hop) = self.routes.next_hop(node, p.dst, flow) else {
-            self.packets.drop_packet(id, DropCause::NoRoute);
-            return;
+        let next_hop = if self.nodes[node as usize].aodv.is_some() {
+            self.aodv_route(now, node, id, out)
+        } else {
+            let flow = (p.flow != NO_FLOW).then_some(p.flow);
+            let nh = self.routes.next_hop(node, p.dst, flow);
+            if nh.is_none() {
+                self.packets.drop_packet(id, DropCause::NoRoute);
+            }
+            nh
         };
+        if let Some(nh) = next_hop {
+            self.enqueue(now, node, id, nh, out);
+        }
+    }
+
+    /// Puts a packet in `node`'s interface queue towards `next_hop`, or drops it if full.
+    fn enqueue(&mut self, now: SimTime, node: u32, id: u32, next_hop: u32, out: &mut Vec<MacAction>) {
+        let p = self.packets.get(id);
         let q = Queued {
             packet: id,
             next_hop,
@@ -535,6 +586,8 @@ impl Simulator {
         }
         let delivered = match p.body {
             Body::Udp { .. } => p.payload_bytes as u64,
+            // Routing messages are handled hop by hop, before this point.
+            Body::Aodv(_) => return,
             Body::Tcp(seg) if seg.is_ack => {
                 self.tcp_ack_arrived(now, p.flow, &seg, out);
                 return;
@@ -553,6 +606,9 @@ impl Simulator {
         let fs = &mut self.flows[p.flow as usize];
         fs.delivered += 1;
         fs.delay_sum += now - p.created;
+        if self.sc.routing == RoutingKind::Aodv {
+            fs.hops = Some(p.hops as u32);
+        }
         if now >= spec.start && now <= spec.stop {
             fs.window_bytes += delivered;
         }
@@ -565,7 +621,7 @@ impl Simulator {
     /// Creates a packet at `node` and sends it down its own stack.
     fn originate(&mut self, now: SimTime, node: u32, packet: Packet, out: &mut Vec<MacAction>) {
         let id = self.packets.create(packet);
-        self.net_receive(now, node, id, out);
+        self.net_receive(now, node, id, None, out);
     }
 
     /// Runs `f` with an action buffer, then carries out the actions of `node`'s MAC.
@@ -798,6 +854,23 @@ impl Simulator {
         mac.retry_drops = self.nodes.iter().map(|n| n.mac.stats.retry_drops).sum();
         mac.duplicates = self.nodes.iter().map(|n| n.mac.stats.duplicates).sum();
         let l = &self.packets.ledger;
+        let mut routing = RoutingSummary {
+            protocol: self.sc.file.routing.protocol.clone(),
+            ..RoutingSummary::default()
+        };
+        for a in self.nodes.iter().filter_map(|n| n.aodv.as_ref()) {
+            let c = a.counters();
+            routing.control_packets += a.control_packets_sent();
+            routing.control_bytes += c.control_bytes;
+            for (k, v) in [
+                ("rreq", c.rreq_originated + c.rreq_forwarded),
+                ("rrep", c.rrep_originated + c.rrep_forwarded),
+                ("rerr", c.rerr_sent),
+                ("hello", c.hello_sent),
+            ] {
+                *routing.by_type.entry(k).or_default() += v;
+            }
+        }
         Summary {
             name: self.sc.name.clone(),
             seed: self.sc.seed,
@@ -819,6 +892,7 @@ impl Simulator {
                 in_flight: l.in_flight(),
                 balanced: self.packets.balanced(),
             },
+            routing,
             nodes: self.nodes.len(),
             simulator: format!("manetfair {}", env!("CARGO_PKG_VERSION")),
         }
