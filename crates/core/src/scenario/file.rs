@@ -35,6 +35,8 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub onoff: crate::app::onoff::OnOffConfig,
     #[serde(default)]
+    pub mobility: MobilityFile,
+    #[serde(default)]
     pub trace: TraceFile,
 }
 
@@ -179,4 +181,69 @@ impl Default for TraceFile {
     fn default() -> Self {
         TraceFile { node_series: true }
     }
+}
+
+/// `[mobility]`: which nodes move and how (docs/scenario.md).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MobilityFile {
+    /// How often moving nodes' positions are pushed to the channel.
+    pub update_interval_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_waypoint: Option<RandomWaypointFile>,
+    /// An ns-2 movement file (setdest format), relative to the scenario file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ns2_file: Option<String>,
+    /// The movement file's text (filled in from `ns2_file` by the loader).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ns2_movements: Option<String>,
+    /// Scripted nodes.
+    #[serde(rename = "node", skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<ScriptedFile>,
+}
+
+impl Default for MobilityFile {
+    fn default() -> Self {
+        MobilityFile {
+            update_interval_s: 0.1,
+            random_waypoint: None,
+            ns2_file: None,
+            ns2_movements: None,
+            nodes: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RandomWaypointFile {
+    pub speed_max_mps: f64,
+    /// Either an absolute minimum speed or a fraction of the maximum (the
+    /// self-contention paper uses 10%); default 0.1 × max.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_min_mps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_min_fraction: Option<f64>,
+    #[serde(default)]
+    pub pause_s: f64,
+    /// The area; defaults to the topology's (random) or its bounding box.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height_m: Option<f64>,
+    /// Which nodes move; default all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<i64>>,
+}
+
+/// One scripted node: `path` as (t, x, y) points, or `moves` as
+/// (t, x, y, speed): at t head for (x, y) at speed m/s.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedFile {
+    pub id: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<[f64; 3]>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moves: Option<Vec<[f64; 4]>>,
 }

@@ -3,6 +3,7 @@
 //! resolved model the simulator runs. Topology generators live here too.
 
 pub mod file;
+pub mod mobility;
 pub mod topology;
 
 pub use file::ScenarioFile;
@@ -171,6 +172,9 @@ pub struct Scenario {
     pub routing: RoutingKind,
     pub flows: Vec<FlowSpec>,
     pub node_series: bool,
+    /// Per node index, its trajectory if it moves.
+    pub trajectories: Vec<Option<crate::mobility::Trajectory>>,
+    pub mobility_update: Duration,
     pub tcp: TcpConfig,
     pub onoff: OnOffConfig,
     pub aodv: crate::net::aodv::AodvConfig,
@@ -215,12 +219,30 @@ fn rate(key: &str, mbps: f64) -> Result<Rate> {
 
 /// Parses and validates; `seed` and `duration_s` override the file.
 pub fn load(text: &str, format: Format, seed: Option<u64>, duration_s: Option<f64>) -> Result<Scenario> {
+    load_with(text, format, seed, duration_s, |path| {
+        Err(format!("cannot read {path:?} here"))
+    })
+}
+
+/// As `load`, with `read_file` to fetch files the scenario names (an ns-2
+/// movement file); the core itself does no I/O.
+pub fn load_with(
+    text: &str,
+    format: Format,
+    seed: Option<u64>,
+    duration_s: Option<f64>,
+    read_file: impl Fn(&str) -> std::result::Result<String, String>,
+) -> Result<Scenario> {
     let mut file = parse_file(text, format)?;
     if let Some(s) = seed {
         file.seed = s;
     }
     if let Some(d) = duration_s {
         file.duration_s = d;
+    }
+    if let (Some(path), None) = (&file.mobility.ns2_file, &file.mobility.ns2_movements) {
+        let text = read_file(path).map_err(|e| ScenarioError::new("mobility.ns2_file", e))?;
+        file.mobility.ns2_movements = Some(text);
     }
     resolve(file)
 }
@@ -325,7 +347,14 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         }
     };
 
-    let (node_ids, positions) = topology::build(&file)?;
+    let (node_ids, mut positions) = topology::build(&file)?;
+    let trajectories = mobility::resolve(&file, &node_ids, &positions)?;
+    for (p, t) in positions.iter_mut().zip(&trajectories) {
+        if let Some(t) = t {
+            *p = t.position_at(SimTime::ZERO);
+        }
+    }
+    let moving = trajectories.iter().flatten().any(|t| !t.is_static());
     let n = node_ids.len();
     let index_of = |key: &str, id: i64| -> Result<u32> {
         node_ids.iter().position(|&x| x == id).map(|i| i as u32).ok_or_else(|| {
@@ -480,8 +509,8 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
                 Some(idx)
             }
         };
-        // Nodes do not move, so a destination without a path now never has one.
-        if route.is_none() && hop_distances(&adj, dst)[src as usize] == UNREACHABLE {
+        // With fixed nodes a destination without a path now never has one.
+        if !moving && route.is_none() && hop_distances(&adj, dst)[src as usize] == UNREACHABLE {
             return Err(ScenarioError::new(
                 k("dst"),
                 format!(
@@ -519,6 +548,8 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         routing,
         flows,
         node_series: file.trace.node_series,
+        trajectories,
+        mobility_update: Duration::from_secs_f64(file.mobility.update_interval_s),
         tcp: file.tcp.clone(),
         onoff: file.onoff.clone(),
         aodv: file.routing.aodv.clone(),

@@ -51,6 +51,8 @@ pub enum Event {
         node: u32,
         packet: u32,
     },
+    /// Moving nodes' positions are pushed to the channel.
+    Mobility,
     /// A trace bin ends.
     Sample,
 }

@@ -128,6 +128,8 @@ pub struct Simulator {
     bin_start: SimTime,
     n_bins: usize,
     finished: bool,
+    /// Nodes whose trajectory moves.
+    movers: Vec<u32>,
     probe: Option<Probe>,
     /// Per node, when the last CTS addressed to it was decoded (probe only).
     last_cts_for: Vec<SimTime>,
@@ -226,6 +228,12 @@ impl Simulator {
         if SimTime::ZERO + BIN < sc.duration {
             q.schedule(SimTime::ZERO + BIN, Event::Sample);
         }
+        let movers: Vec<u32> = (0..n as u32)
+            .filter(|&i| sc.trajectories[i as usize].as_ref().is_some_and(|t| !t.is_static()))
+            .collect();
+        if !movers.is_empty() {
+            q.schedule(SimTime::ZERO + sc.mobility_update, Event::Mobility);
+        }
         let mut traces = Traces {
             bin_s: BIN.as_secs_f64(),
             ..Traces::default()
@@ -257,6 +265,7 @@ impl Simulator {
             bin_start: SimTime::ZERO,
             n_bins,
             finished: false,
+            movers,
             probe: None,
             last_cts_for: Vec::new(),
             sc,
@@ -323,6 +332,7 @@ impl Simulator {
             Event::AppStop { flow } => self.app_stop(now, flow),
             Event::TcpTimer { flow, side, gen } => self.tcp_timer(now, flow, side, gen),
             Event::Sample => self.sample(now),
+            Event::Mobility => self.move_nodes(now),
         }
     }
 
@@ -775,6 +785,31 @@ impl Simulator {
                 self.q.schedule(t.max(now), Event::TcpTimer { flow, side, gen });
             }
         }
+    }
+
+    // ---- mobility ---------------------------------------------------------
+
+    /// Pushes the moving nodes' current positions to the channel, which
+    /// refreshes the carrier-sense neighbour lists around them.
+    fn move_nodes(&mut self, now: SimTime) {
+        let mut still = false;
+        for &i in &self.movers {
+            let t = self.sc.trajectories[i as usize]
+                .as_ref()
+                .expect("movers have trajectories");
+            if now <= t.last_motion() + self.sc.mobility_update {
+                self.channel.set_position(i, t.position_at(now));
+                still |= now < t.last_motion();
+            }
+        }
+        if still {
+            self.q.schedule(now + self.sc.mobility_update, Event::Mobility);
+        }
+    }
+
+    /// A node's position as the channel currently has it.
+    pub fn position(&self, node: u32) -> crate::phy::channel::Position {
+        self.channel.position(node)
     }
 
     // ---- traces -----------------------------------------------------------

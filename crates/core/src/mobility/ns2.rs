@@ -1,0 +1,109 @@
+//! Import of ns-2 movement files, as written by `setdest`:
+//!
+//! ```text
+//! $node_(3) set X_ 150.0
+//! $node_(3) set Y_ 93.98
+//! $ns_ at 2.0 "$node_(3) setdest 369.4 170.8 3.37"
+//! ```
+//!
+//! Z coordinates and `$god_` lines are ignored; anything else is an error
+//! naming the line.
+
+use crate::phy::channel::Position;
+use crate::time::SimTime;
+use std::collections::BTreeMap;
+
+/// Per ns-2 node index: initial X/Y (if set) and its setdest moves.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ns2Node {
+    pub x: Option<f64>,
+    pub y: Option<f64>,
+    pub moves: Vec<(SimTime, Position, f64)>,
+}
+
+fn node_index(tok: &str) -> Option<i64> {
+    tok.trim_start_matches('$')
+        .strip_prefix("node_(")?
+        .strip_suffix(')')?
+        .parse()
+        .ok()
+}
+
+fn num(s: &str) -> Option<f64> {
+    s.trim_matches('"').parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Parses a movement file; errors carry the 1-based line number.
+pub fn parse(text: &str) -> Result<BTreeMap<i64, Ns2Node>, String> {
+    let mut nodes: BTreeMap<i64, Ns2Node> = BTreeMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let bad = || format!("line {}: cannot read {:?}", i + 1, line);
+        if line.is_empty() || line.starts_with('#') || line.contains("$god_") {
+            continue;
+        }
+        let toks: Vec<&str> = line.split_whitespace().collect();
+        match toks.as_slice() {
+            [n, "set", axis, v] => {
+                let id = node_index(n).ok_or_else(bad)?;
+                let v = num(v).ok_or_else(bad)?;
+                let e = nodes.entry(id).or_default();
+                match *axis {
+                    "X_" => e.x = Some(v),
+                    "Y_" => e.y = Some(v),
+                    "Z_" => {}
+                    _ => return Err(bad()),
+                }
+            }
+            ["$ns_", "at", t, n, "setdest", x, y, v] => {
+                let id = node_index(n.trim_start_matches('"')).ok_or_else(bad)?;
+                let (t, x, y, v) = (
+                    num(t).ok_or_else(bad)?,
+                    num(x).ok_or_else(bad)?,
+                    num(y).ok_or_else(bad)?,
+                    num(v).ok_or_else(bad)?,
+                );
+                if t < 0.0 || v < 0.0 {
+                    return Err(format!("line {}: negative time or speed in {:?}", i + 1, line));
+                }
+                nodes
+                    .entry(id)
+                    .or_default()
+                    .moves
+                    .push((SimTime::from_secs_f64(t), Position { x, y }, v));
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_setdest_output() {
+        let text = r#"
+#
+# nodes: 2, pause: 0.00, max speed: 20.00
+#
+$node_(0) set X_ 150.000000000000
+$node_(0) set Y_ 93.980000000000
+$node_(0) set Z_ 0.000000000000
+$node_(1) set X_ 10.0
+$node_(1) set Y_ 20.0
+$god_ set-dist 0 1 16777215
+$ns_ at 2.000000000000 "$node_(0) setdest 369.4 170.8 3.37"
+$ns_ at 30.000000000000 "$god_ set-dist 0 1 1"
+"#;
+        let n = parse(text).unwrap();
+        assert_eq!(n[&0].x, Some(150.0));
+        assert_eq!(
+            n[&0].moves,
+            vec![(SimTime::from_secs_f64(2.0), Position { x: 369.4, y: 170.8 }, 3.37)]
+        );
+        assert!(n[&1].moves.is_empty());
+        assert!(parse("$node_(0) fly 3").unwrap_err().starts_with("line 1"));
+    }
+}
