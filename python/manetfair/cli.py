@@ -340,12 +340,6 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _open_store(path: Path | None) -> Any:
-    from manetfair.store import ResultsStore
-
-    return ResultsStore(path)
-
-
 def _on_done(args: argparse.Namespace) -> tuple[Callable[..., None], Callable[[], None]]:
     """A per-run callback (a progress bar on a terminal, else one log line per run)."""
     from manetfair.runner import describe
@@ -377,6 +371,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from manetfair import experiments, report
     from manetfair.reproduce import reproduce, to_json
     from manetfair.runner import default_jobs
+    from manetfair.store import ResultsStore
 
     known = experiments.load_all()
     chosen = experiments.select(known, args.ids) if args.ids else known
@@ -388,7 +383,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 _err(f"experiment {exp_id} is not yet available: {why}")
             return EXIT_FAILURE
     callback, close = _on_done(args)
-    with _open_store(args.store) as store:
+    with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}")
         try:
             results = reproduce(
@@ -446,6 +441,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from manetfair.report import fmt_number
     from manetfair.runner import RunSpec, default_jobs, execute
     from manetfair.scenario import Scenario, parse_param
+    from manetfair.store import ResultsStore
 
     base = Scenario.from_file(args.file)
     axes: list[tuple[str, list[Any]]] = [parse_param(s, multi=True) for s in args.param]
@@ -466,7 +462,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 )
             )
     callback, close = _on_done(args)
-    with _open_store(args.store) as store:
+    with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}; {len(specs)} runs")
         try:
             outcomes = execute(specs, store, jobs=args.jobs or default_jobs(), on_done=callback)
@@ -525,14 +521,14 @@ def _print_table(head: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from manetfair.store import default_path
+    from manetfair.store import ResultsStore, default_path
 
     path = args.store if args.store is not None else default_path()
     if not Path(path).exists():
         raise InputError(
             f"{path}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
         )
-    with _open_store(path) as store:
+    with ResultsStore(path) as store:
         for written in store.export(args.out, args.format):
             print(written)
     return EXIT_OK

@@ -26,13 +26,11 @@ def write(results: Sequence[ExperimentResult], out: Path) -> list[Path]:
     for r in results:
         if not r.available:
             continue
-        png: Path | None = out / f"{r.experiment.id}.png"
-        assert png is not None
-        if not plot(r, png):
-            png = None
-        else:
+        png = out / f"{r.experiment.id}.png"
+        drawn = plot(r, png)
+        if drawn:
             written.append(png)
-        md, body = _experiment_page(r, png.name if png else None)
+        md, body = _experiment_page(r, png.name if drawn else None)
         written.append(_write(out / f"{r.experiment.id}.md", md))
         written.append(_write(out / f"{r.experiment.id}.html", _html_page(r.experiment.id, body)))
     md, body = _index(results)
