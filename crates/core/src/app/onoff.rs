@@ -13,12 +13,12 @@
 
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::time::{Duration, SimTime};
 
 /// The scenario's `[onoff]` table.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OnOffConfig {
     /// Mean object (reply) size in bytes before truncation; Pareto.

@@ -74,7 +74,16 @@ pub struct Traces {
     pub radio_busy_frac: Vec<Vec<f64>>,
     /// Fraction of each bin the NAV was set.
     pub nav_busy_frac: Vec<Vec<f64>>,
-    pub tcp: Vec<Option<()>>,
+    /// Per flow: TCP sender state at the end of each bin (None for UDP).
+    pub tcp: Vec<Option<TcpTrace>>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct TcpTrace {
+    pub cwnd_pkts: Vec<f64>,
+    pub ssthresh_pkts: Vec<f64>,
+    pub srtt_s: Vec<Option<f64>>,
+    pub rttvar_s: Vec<Option<f64>>,
 }
 
 impl Traces {

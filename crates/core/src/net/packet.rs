@@ -24,6 +24,7 @@ pub enum PacketKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Body {
     Udp { seq: u64 },
+    Tcp(crate::transport::tcp::Segment),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -31,6 +31,10 @@ pub struct ScenarioFile {
     #[serde(default, rename = "flow")]
     pub flows: Vec<FlowFile>,
     #[serde(default)]
+    pub tcp: crate::transport::tcp::TcpConfig,
+    #[serde(default)]
+    pub onoff: crate::app::onoff::OnOffConfig,
+    #[serde(default)]
     pub trace: TraceFile,
 }
 

@@ -7,12 +7,14 @@ pub mod topology;
 
 pub use file::ScenarioFile;
 
+use crate::app::onoff::OnOffConfig;
 use crate::mac::DcfConfig;
 use crate::net::static_routes::{hop_distances, UNREACHABLE};
 use crate::net::QueueKind;
 use crate::phy::channel::Position;
 use crate::phy::Rate;
 use crate::time::{Duration, SimTime};
+use crate::transport::tcp::{TcpConfig, TcpVariant};
 use std::fmt;
 
 /// A problem with a scenario that the user can fix.
@@ -61,7 +63,15 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
                 ScenarioError::new("", format!("not valid TOML: {}", one_line(&e.to_string())))
             })?;
             let de = toml::Deserializer::new(text);
-            serde_path_to_error::deserialize(de).map_err(|e| path_error(e.path().to_string(), &e.inner().to_string()))
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                let inner = e.inner();
+                let line = inner.span().map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
+                let msg = match line {
+                    Some(l) => format!("{} (line {l})", one_line(inner.message())),
+                    None => one_line(inner.message()),
+                };
+                path_error(e.path().to_string(), &msg)
+            })
         }
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
@@ -75,42 +85,43 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn path_error(path: String, inner: &str) -> ScenarioError {
-    // toml's messages carry a source excerpt; keep its first sentence.
-    let first = inner.lines().find(|l| !l.trim().is_empty()).unwrap_or(inner);
-    let mut msg = one_line(first);
-    if let Some(i) = msg.find("TOML parse error") {
-        msg = msg[i..].to_string();
-    }
+fn path_error(path: String, msg: &str) -> ScenarioError {
     let path = if path == "." { String::new() } else { path };
-    let msg = if msg.starts_with("missing field") {
-        format!("{msg} (required)")
-    } else {
-        msg
-    };
+    let msg = one_line(msg);
+    let msg = if msg.starts_with("missing field") { format!("{msg} (required)") } else { msg };
     ScenarioError::new(path, msg)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
     Udp,
+    Tcp(TcpVariant),
 }
 
 impl Transport {
-    pub const NAMES: &'static [&'static str] = &["udp"];
-    /// Names a later part of the stack will add; refused with a clear note until then.
-    const PLANNED: &'static [&'static str] = &["tcp-newreno", "tcp-reno"];
+    pub const NAMES: &'static [&'static str] = &["tcp-newreno", "tcp-reno", "udp"];
+    pub fn parse(s: &str) -> Option<Transport> {
+        if s == "udp" {
+            return Some(Transport::Udp);
+        }
+        s.parse().ok().map(Transport::Tcp)
+    }
     pub fn name(self) -> &'static str {
         match self {
             Transport::Udp => "udp",
+            Transport::Tcp(v) => v.name(),
         }
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum App {
-    /// Constant bit rate, `rate_kbps`.
+    /// Constant bit rate, `rate_kbps` (over UDP).
     Cbr { rate_kbps: f64 },
+    /// Bulk transfer, always backlogged (over TCP).
+    Ftp,
+    /// HTTP-like on/off source of the `[onoff]` table (over TCP).
+    Http,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,6 +164,8 @@ pub struct Scenario {
     pub routing: RoutingKind,
     pub flows: Vec<FlowSpec>,
     pub node_series: bool,
+    pub tcp: TcpConfig,
+    pub onoff: OnOffConfig,
     /// The file with every default filled in.
     pub file: ScenarioFile,
 }
@@ -165,6 +178,21 @@ fn positive(key: &str, v: f64) -> Result<()> {
         Ok(())
     } else {
         Err(ScenarioError::new(key, format!("{v} must be a positive number")))
+    }
+}
+
+/// Turns a component's "key = value: why" message into a ScenarioError.
+fn split_key_error(table: &str, msg: &str) -> ScenarioError {
+    match msg.split_once(" = ") {
+        Some((key, rest)) if !key.contains(' ') => {
+            let key = if key.starts_with(&format!("{table}.")) {
+                key.to_string()
+            } else {
+                format!("{table}.{key}")
+            };
+            ScenarioError::new(key, rest.to_string())
+        }
+        _ => ScenarioError::new(table, msg.to_string()),
     }
 }
 
@@ -269,6 +297,9 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         basic_rate,
     };
 
+    file.tcp.validate().map_err(|e| split_key_error("tcp", &e))?;
+    file.onoff.validate().map_err(|e| split_key_error("onoff", &e))?;
+
     let routing = match file.routing.protocol.as_str() {
         "static" => RoutingKind::Static,
         "aodv" => {
@@ -331,26 +362,18 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
                 format!("{} equals flow[{i}].src; a flow needs two different nodes", f.dst),
             ));
         }
-        let transport = match f.transport.as_str() {
-            "udp" => Transport::Udp,
-            t if Transport::PLANNED.contains(&t) => {
-                return Err(ScenarioError::new(
-                    k("transport"),
-                    format!(
-                        "\"{t}\" is not available in this build yet; allowed: {}",
-                        fmt_list(Transport::NAMES)
-                    ),
-                ));
-            }
-            t => {
-                return Err(ScenarioError::new(
-                    k("transport"),
-                    format!("\"{t}\" is not a transport; allowed: {}", fmt_list(Transport::NAMES)),
-                ));
-            }
-        };
-        let app = match f.app.as_str() {
-            "cbr" => {
+        let transport = Transport::parse(&f.transport).ok_or_else(|| {
+            ScenarioError::new(
+                k("transport"),
+                format!(
+                    "\"{}\" is not a transport; allowed: {}",
+                    f.transport,
+                    fmt_list(Transport::NAMES)
+                ),
+            )
+        })?;
+        let app = match (f.app.as_str(), transport) {
+            ("cbr", Transport::Udp) => {
                 let rate = f.rate_kbps.ok_or_else(|| {
                     ScenarioError::new(
                         k("rate_kbps"),
@@ -360,16 +383,21 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
                 positive(&k("rate_kbps"), rate)?;
                 App::Cbr { rate_kbps: rate }
             }
-            "ftp" => {
+            ("ftp", Transport::Tcp(_)) => App::Ftp,
+            ("http", Transport::Tcp(_)) => App::Http,
+            ("cbr" | "ftp" | "http", _) => {
                 return Err(ScenarioError::new(
                     k("app"),
-                    "\"ftp\" needs a TCP transport, which this build does not have yet; allowed with \"udp\": \"cbr\"",
+                    format!(
+                        "\"{}\" does not run over transport \"{}\"; \"cbr\" runs over \"udp\", \"ftp\" and \"http\" over TCP",
+                        f.app, f.transport
+                    ),
                 ));
             }
-            a => {
+            (a, _) => {
                 return Err(ScenarioError::new(
                     k("app"),
-                    format!("\"{a}\" is not an application; allowed: \"cbr\", \"ftp\""),
+                    format!("\"{a}\" is not an application; allowed: \"cbr\", \"ftp\", \"http\""),
                 ))
             }
         };
@@ -481,6 +509,8 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         routing,
         flows,
         node_series: file.trace.node_series,
+        tcp: file.tcp.clone(),
+        onoff: file.onoff.clone(),
         file,
     })
 }

@@ -26,9 +26,20 @@ pub enum Event {
         timer: MacTimer,
         gen: u32,
     },
-    /// A flow's application has a packet due.
+    /// A flow's application has a packet (CBR), a request (HTTP) or its
+    /// start (FTP) due.
     AppSend {
         flow: u32,
+    },
+    /// A flow's application stops offering data (FTP, HTTP).
+    AppStop {
+        flow: u32,
+    },
+    /// A TCP endpoint's timer: `side` 0 is the sender, 1 the receiver.
+    TcpTimer {
+        flow: u32,
+        side: u8,
+        gen: u32,
     },
     /// A trace bin ends.
     Sample,

@@ -6,11 +6,12 @@
 mod events;
 
 use crate::app::cbr::Cbr;
+use crate::app::onoff::OnOffSource;
 use crate::engine::{stream, EventQueue, Purpose};
 use crate::mac::dcf::{Dcf, MacAction};
 use crate::mac::frame::{Frame, Msdu, BROADCAST};
 use crate::metrics::jain_index;
-use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, Summary, Traces};
+use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, Summary, TcpTrace, Traces};
 use crate::net::packet::{
     Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES,
 };
@@ -20,6 +21,7 @@ use crate::phy::channel::Channel;
 use crate::phy::radio::{Radio, RadioState, RxEnd};
 use crate::scenario::{App, Scenario, Transport};
 use crate::time::{Duration, SimTime};
+use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 pub use events::Event;
 
 /// Width of every time-series bin (CONTRACT.md §3: 1 s bins).
@@ -44,14 +46,57 @@ struct Airborne {
     pending: u32,
 }
 
+/// A timer of a sans-IO endpoint: when it is armed and its generation,
+/// so that a superseded event is ignored when it pops.
+#[derive(Clone, Copy, Debug, Default)]
+struct Armed {
+    at: Option<SimTime>,
+    gen: u32,
+}
+
+/// Both ends of a TCP connection (sender at the flow's source).
+struct TcpEnds {
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    timers: [Armed; 2],
+}
+
 struct FlowState {
     cbr: Option<Cbr>,
+    tcp: Option<TcpEnds>,
+    onoff: Option<OnOffSource>,
     window_bytes: u64,
     bins: Vec<u64>,
     sent: u64,
     delivered: u64,
     delay_sum: Duration,
     hops: Option<u32>,
+}
+
+/// Observations for invariant tests: every transmission start and every
+/// successful reception, recorded only when enabled.
+#[derive(Clone, Debug, Default)]
+pub struct Probe {
+    pub transmissions: Vec<TxRecord>,
+    pub receptions: Vec<RxRecord>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TxRecord {
+    pub node: u32,
+    pub at: SimTime,
+    pub kind: crate::mac::FrameKind,
+    /// The transmitter's NAV was set when the frame started.
+    pub nav_set: bool,
+    /// A DATA frame sent SIFS after a CTS for this node (a response).
+    pub after_cts: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct RxRecord {
+    pub node: u32,
+    pub start: SimTime,
+    pub end: SimTime,
 }
 
 #[derive(Default)]
@@ -76,6 +121,9 @@ pub struct Simulator {
     bin_start: SimTime,
     n_bins: usize,
     finished: bool,
+    probe: Option<Probe>,
+    /// Per node, when the last CTS addressed to it was decoded (probe only).
+    last_cts_for: Vec<SimTime>,
 }
 
 impl Simulator {
@@ -121,14 +169,39 @@ impl Simulator {
             .iter()
             .enumerate()
             .map(|(i, f)| {
+                let flow = i as u32;
                 let cbr = match f.app {
                     App::Cbr { rate_kbps } => Some(Cbr::new(f.packet_bytes, rate_kbps, f.start, f.stop)),
+                    App::Ftp | App::Http => None,
                 };
-                if let Some(t) = cbr.as_ref().and_then(|c| c.next_send()) {
-                    q.schedule(t, Event::AppSend { flow: i as u32 });
+                let tcp = match f.transport {
+                    Transport::Tcp(v) => Some(TcpEnds {
+                        sender: TcpSender::new(&sc.tcp, v, f.packet_bytes, SimTime::ZERO),
+                        receiver: TcpReceiver::new(&sc.tcp, SimTime::ZERO),
+                        timers: [Armed::default(); 2],
+                    }),
+                    Transport::Udp => None,
+                };
+                // Each flow's source draws from its own stream.
+                let onoff = (f.app == App::Http).then(|| {
+                    let key = ((i as u64) << 32) | f.src as u64;
+                    OnOffSource::new(&sc.onoff, stream(sc.seed, key, Purpose::Traffic), f.start)
+                });
+                let first = match (&cbr, &onoff) {
+                    (Some(c), _) => c.next_send(),
+                    (_, Some(o)) => o.poll_timeout(),
+                    _ => Some(f.start),
+                };
+                if let Some(t) = first {
+                    q.schedule(t, Event::AppSend { flow });
+                }
+                if tcp.is_some() {
+                    q.schedule(f.stop, Event::AppStop { flow });
                 }
                 FlowState {
                     cbr,
+                    tcp,
+                    onoff,
                     window_bytes: 0,
                     bins: vec![0; n_bins],
                     sent: 0,
@@ -145,6 +218,11 @@ impl Simulator {
             bin_s: BIN.as_secs_f64(),
             ..Traces::default()
         };
+        traces.tcp = sc
+            .flows
+            .iter()
+            .map(|f| matches!(f.transport, Transport::Tcp(_)).then(TcpTrace::default))
+            .collect();
         if sc.node_series {
             traces.queue_len_pkts = vec![Vec::with_capacity(n_bins); n];
             traces.radio_busy_frac = vec![Vec::with_capacity(n_bins); n];
@@ -165,8 +243,20 @@ impl Simulator {
             bin_start: SimTime::ZERO,
             n_bins,
             finished: false,
+            probe: None,
+            last_cts_for: Vec::new(),
             sc,
         }
+    }
+
+    /// Starts recording transmissions and receptions (for invariant tests).
+    pub fn enable_probe(&mut self) {
+        self.probe = Some(Probe::default());
+        self.last_cts_for = vec![SimTime::ZERO; self.nodes.len()];
+    }
+
+    pub fn probe(&self) -> Option<&Probe> {
+        self.probe.as_ref()
     }
 
     pub fn now(&self) -> SimTime {
@@ -212,6 +302,8 @@ impl Simulator {
                 self.mac_call(node, None, |m, out| m.handle_timer(now, timer, gen, out));
             }
             Event::AppSend { flow } => self.app_send(now, flow),
+            Event::AppStop { flow } => self.app_stop(now, flow),
+            Event::TcpTimer { flow, side, gen } => self.tcp_timer(now, flow, side, gen),
             Event::Sample => self.sample(now),
         }
     }
@@ -228,6 +320,18 @@ impl Simulator {
             self.nodes[node as usize].mac.handle_medium_busy(now);
         }
         self.counters.frames_sent[frame.kind.index()] += 1;
+        if let Some(p) = self.probe.as_mut() {
+            let after_cts = frame.kind == crate::mac::FrameKind::Data
+                && self.last_cts_for[node as usize] + self.sc.dcf.sifs == now
+                && self.last_cts_for[node as usize] > SimTime::ZERO;
+            p.transmissions.push(TxRecord {
+                node,
+                at: now,
+                kind: frame.kind,
+                nav_set: self.nodes[node as usize].mac.nav().is_set(now),
+                after_cts,
+            });
+        }
         let packet = frame.msdu.map(|m| *self.packets.get(m.packet));
         let neighbors = self.channel.neighbors(node);
         let entry = Airborne {
@@ -295,6 +399,16 @@ impl Simulator {
         match res {
             Some(RxEnd::Ok(_)) => {
                 let frame = self.air[air as usize].frame;
+                if let Some(p) = self.probe.as_mut() {
+                    p.receptions.push(RxRecord {
+                        node,
+                        start: SimTime(now.as_nanos() - frame.airtime().as_nanos()),
+                        end: now,
+                    });
+                    if frame.kind == crate::mac::FrameKind::Cts && frame.rx == node {
+                        self.last_cts_for[node as usize] = now;
+                    }
+                }
                 self.mac_call(node, Some(air), |m, out| m.handle_rx(now, &frame, out));
             }
             Some(RxEnd::Error(_)) => self.nodes[node as usize].mac.handle_rx_error(now),
@@ -387,7 +501,7 @@ impl Simulator {
     fn net_receive(&mut self, now: SimTime, node: u32, id: u32, out: &mut Vec<MacAction>) {
         let p = *self.packets.get(id);
         if p.dst == node {
-            self.deliver_up(now, node, id);
+            self.deliver_up(now, node, id, out);
             return;
         }
         if p.ttl == 0 {
@@ -413,63 +527,197 @@ impl Simulator {
         self.feed_mac(now, node, out);
     }
 
-    fn deliver_up(&mut self, now: SimTime, _node: u32, id: u32) {
+    fn deliver_up(&mut self, now: SimTime, node: u32, id: u32, out: &mut Vec<MacAction>) {
         let p = *self.packets.get(id);
         self.packets.deliver(id);
         if p.flow == NO_FLOW {
             return;
         }
+        let delivered = match p.body {
+            Body::Udp { .. } => p.payload_bytes as u64,
+            Body::Tcp(seg) if seg.is_ack => {
+                self.tcp_ack_arrived(now, p.flow, &seg, out);
+                return;
+            }
+            Body::Tcp(seg) => {
+                let tcp = self.flows[p.flow as usize]
+                    .tcp
+                    .as_mut()
+                    .expect("TCP segment for a TCP flow");
+                let n = tcp.receiver.handle_segment(now, &seg);
+                self.tcp_pump(now, p.flow, 1, node, out);
+                n
+            }
+        };
         let spec = &self.sc.flows[p.flow as usize];
         let fs = &mut self.flows[p.flow as usize];
         fs.delivered += 1;
         fs.delay_sum += now - p.created;
-        let bytes = p.payload_bytes as u64;
         if now >= spec.start && now <= spec.stop {
-            fs.window_bytes += bytes;
+            fs.window_bytes += delivered;
         }
         let bin = (now.as_nanos() / BIN.as_nanos()) as usize;
         if bin < fs.bins.len() {
-            fs.bins[bin] += bytes;
+            fs.bins[bin] += delivered;
         }
     }
 
-    fn app_send(&mut self, now: SimTime, flow: u32) {
-        let spec = &self.sc.flows[flow as usize];
-        let (src, dst, payload) = (spec.src, spec.dst, spec.packet_bytes);
-        let transport = spec.transport;
-        let fs = &mut self.flows[flow as usize];
-        let Some(cbr) = fs.cbr.as_mut() else { return };
-        let seq = cbr.on_send();
-        let next = cbr.next_send();
-        fs.sent += 1;
-        let (bytes, body) = match transport {
-            Transport::Udp => (payload + UDP_HEADER_BYTES + IP_HEADER_BYTES, Body::Udp { seq }),
-        };
-        let id = self.packets.create(Packet {
-            uid: 0,
-            kind: PacketKind::Data,
-            flow,
-            src,
-            dst,
-            bytes,
-            payload_bytes: payload,
-            created: now,
-            ttl: DEFAULT_TTL,
-            hops: 0,
-            body,
-        });
+    /// Creates a packet at `node` and sends it down its own stack.
+    fn originate(&mut self, now: SimTime, node: u32, packet: Packet, out: &mut Vec<MacAction>) {
+        let id = self.packets.create(packet);
+        self.net_receive(now, node, id, out);
+    }
+
+    /// Runs `f` with an action buffer, then carries out the actions of `node`'s MAC.
+    fn with_out(&mut self, node: u32, f: impl FnOnce(&mut Self, &mut Vec<MacAction>)) {
         let mut out = std::mem::take(&mut self.scratch);
-        self.net_receive(now, src, id, &mut out);
+        f(self, &mut out);
         let mut i = 0;
         while i < out.len() {
             let a = out[i].clone();
             i += 1;
-            self.apply(src, None, a, &mut out);
+            self.apply(node, None, a, &mut out);
         }
         out.clear();
         self.scratch = out;
-        if let Some(t) = next {
-            self.q.schedule(t, Event::AppSend { flow });
+    }
+
+    fn app_send(&mut self, now: SimTime, flow: u32) {
+        let spec = &self.sc.flows[flow as usize];
+        let (src, dst, payload, stop) = (spec.src, spec.dst, spec.packet_bytes, spec.stop);
+        let fs = &mut self.flows[flow as usize];
+        if let Some(cbr) = fs.cbr.as_mut() {
+            let seq = cbr.on_send();
+            let next = cbr.next_send();
+            fs.sent += 1;
+            let packet = Packet {
+                uid: 0,
+                kind: PacketKind::Data,
+                flow,
+                src,
+                dst,
+                bytes: payload + UDP_HEADER_BYTES + IP_HEADER_BYTES,
+                payload_bytes: payload,
+                created: now,
+                ttl: DEFAULT_TTL,
+                hops: 0,
+                body: Body::Udp { seq },
+            };
+            self.with_out(src, |s, out| s.originate(now, src, packet, out));
+            if let Some(t) = next {
+                self.q.schedule(t, Event::AppSend { flow });
+            }
+            return;
+        }
+        let Some(tcp) = fs.tcp.as_mut() else { return };
+        match fs.onoff.as_mut() {
+            Some(onoff) => {
+                if now >= stop {
+                    return;
+                }
+                if let Some(req) = onoff.poll_request(now) {
+                    tcp.sender.push_app_bytes(now, req.bytes);
+                }
+            }
+            None => tcp.sender.set_backlogged(true),
+        }
+        self.with_out(src, |s, out| s.tcp_pump(now, flow, 0, src, out));
+    }
+
+    fn app_stop(&mut self, _now: SimTime, flow: u32) {
+        let fs = &mut self.flows[flow as usize];
+        fs.onoff = None;
+        if let Some(tcp) = fs.tcp.as_mut() {
+            tcp.sender.set_backlogged(false);
+        }
+    }
+
+    fn tcp_ack_arrived(&mut self, now: SimTime, flow: u32, seg: &Segment, out: &mut Vec<MacAction>) {
+        let src = self.sc.flows[flow as usize].src;
+        let fs = &mut self.flows[flow as usize];
+        let tcp = fs.tcp.as_mut().expect("TCP ACK for a TCP flow");
+        tcp.sender.handle_ack(now, seg);
+        if let Some(onoff) = fs.onoff.as_mut() {
+            if tcp.sender.all_acked() {
+                onoff.handle_object_complete(now);
+                if let Some(t) = onoff.poll_timeout() {
+                    self.q.schedule(t.max(now), Event::AppSend { flow });
+                }
+            }
+        }
+        self.tcp_pump(now, flow, 0, src, out);
+    }
+
+    fn tcp_timer(&mut self, now: SimTime, flow: u32, side: u8, gen: u32) {
+        let Some(tcp) = self.flows[flow as usize].tcp.as_mut() else {
+            return;
+        };
+        let armed = &mut tcp.timers[side as usize];
+        if armed.gen != gen || armed.at.is_none() {
+            return;
+        }
+        armed.at = None;
+        let spec = &self.sc.flows[flow as usize];
+        let node = if side == 0 {
+            tcp.sender.handle_timeout(now);
+            spec.src
+        } else {
+            tcp.receiver.handle_timeout(now);
+            spec.dst
+        };
+        self.with_out(node, |s, out| s.tcp_pump(now, flow, side, node, out));
+    }
+
+    /// Sends what a TCP endpoint has to send (side 0: data from the
+    /// sender at `node`; side 1: ACKs from the receiver) and re-arms its timer.
+    fn tcp_pump(&mut self, now: SimTime, flow: u32, side: u8, node: u32, out: &mut Vec<MacAction>) {
+        let spec = &self.sc.flows[flow as usize];
+        let (from, to) = if side == 0 {
+            (spec.src, spec.dst)
+        } else {
+            (spec.dst, spec.src)
+        };
+        debug_assert_eq!(from, node);
+        loop {
+            let tcp = self.flows[flow as usize].tcp.as_mut().expect("TCP flow");
+            let seg = if side == 0 {
+                tcp.sender.poll_transmit(now)
+            } else {
+                tcp.receiver.poll_transmit(now)
+            };
+            let Some(seg) = seg else { break };
+            if side == 0 {
+                self.flows[flow as usize].sent += 1;
+            }
+            let packet = Packet {
+                uid: 0,
+                kind: PacketKind::Data,
+                flow,
+                src: from,
+                dst: to,
+                bytes: seg.wire_bytes(),
+                payload_bytes: seg.len,
+                created: now,
+                ttl: DEFAULT_TTL,
+                hops: 0,
+                body: Body::Tcp(seg),
+            };
+            self.originate(now, from, packet, out);
+        }
+        let tcp = self.flows[flow as usize].tcp.as_mut().expect("TCP flow");
+        let want = if side == 0 {
+            tcp.sender.poll_timeout()
+        } else {
+            tcp.receiver.poll_timeout()
+        };
+        let armed = &mut tcp.timers[side as usize];
+        if armed.at != want {
+            armed.gen = armed.gen.wrapping_add(1);
+            armed.at = want;
+            if let Some(t) = want {
+                let gen = armed.gen;
+                self.q.schedule(t.max(now), Event::TcpTimer { flow, side, gen });
+            }
         }
     }
 
@@ -487,6 +735,14 @@ impl Simulator {
                 self.traces.nav_busy_frac[i].push((nav - n.nav_at_bin).as_secs_f64() / span);
                 n.idle_at_bin = idle;
                 n.nav_at_bin = nav;
+            }
+        }
+        for (fs, tr) in self.flows.iter().zip(self.traces.tcp.iter_mut()) {
+            if let (Some(tcp), Some(tr)) = (&fs.tcp, tr.as_mut()) {
+                tr.cwnd_pkts.push(tcp.sender.cwnd_pkts());
+                tr.ssthresh_pkts.push(tcp.sender.ssthresh_pkts());
+                tr.srtt_s.push(tcp.sender.srtt().map(|d| d.as_secs_f64()));
+                tr.rttvar_s.push(tcp.sender.rttvar().map(|d| d.as_secs_f64()));
             }
         }
         self.bin_start = now;
@@ -582,7 +838,6 @@ impl Simulator {
                     .collect()
             })
             .collect();
-        t.tcp = vec![None; self.flows.len()];
         t
     }
 

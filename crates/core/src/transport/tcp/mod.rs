@@ -18,7 +18,7 @@ pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
 pub use sender::TcpSender;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
@@ -31,7 +31,7 @@ pub const IP_HEADER_BYTES: u32 = 20;
 
 /// The scenario's `[tcp]` table. Defaults and their sources are listed in
 /// `docs/tcp.md`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
     /// Congestion window at the start, in packets (ns-2 `windowInit_` = 1).
