@@ -363,11 +363,12 @@ def test_sweep_resumes_after_being_killed(tmp_path, pair_file):
 
 
 @pytest.mark.core
-def test_reproduce_quick_validate_bianchi_with_the_core(tmp_path):
+def test_reproduce_quick_validation_experiments_with_the_core(tmp_path):
     proc = run_cli(
         [
             "reproduce",
             "validate-bianchi",
+            "validate-chain",
             "--quick",
             "--json",
             "--out",
@@ -382,24 +383,29 @@ def test_reproduce_quick_validate_bianchi_with_the_core(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     check_section4(doc, runs_per_variant=2)
-    (exp,) = doc["experiments"]
-    assert exp["id"] == "validate-bianchi" and len(exp["claims"]) == 12
-    for run in exp["runs"]:
+    bianchi, chain = doc["experiments"]
+    assert bianchi["id"] == "validate-bianchi" and len(bianchi["claims"]) == 12
+    for run in bianchi["runs"]:
         assert run["summary"]["ledger"]["balanced"] is True
         assert len(run["summary"]["flows"]) == run["variant"]["stations"]
         assert run["summary"]["duration_s"] == 15.0
-    failing = [c for c in exp["claims"] if not c["holds"]]
+    assert chain["id"] == "validate-chain" and len(chain["runs"]) == 16
+    for run in chain["runs"]:
+        assert run["summary"]["flows"][0]["hops"] == run["variant"]["hops"]
+    failing = [c for e in (bianchi, chain) for c in e["claims"] if not c["holds"]]
     assert not failing, failing
-    assert (tmp_path / "rep" / "validate-bianchi.png").read_bytes().startswith(PNG_MAGIC)
+    for exp_id in ("validate-bianchi", "validate-chain"):
+        assert (tmp_path / "rep" / f"{exp_id}.png").read_bytes().startswith(PNG_MAGIC)
 
 
 @pytest.mark.core
 @pytest.mark.slow
-def test_reproduce_full_validate_bianchi_claims_hold(tmp_path):
+def test_reproduce_full_validation_claims_hold(tmp_path):
     proc = run_cli(
         [
             "reproduce",
             "validate-bianchi",
+            "validate-chain",
             "--json",
             "--out",
             str(tmp_path / "rep"),
@@ -411,9 +417,9 @@ def test_reproduce_full_validate_bianchi_claims_hold(tmp_path):
         timeout=3600,
     )
     assert proc.returncode == 0, proc.stderr
-    (exp,) = json.loads(proc.stdout)["experiments"]
-    assert len(exp["runs"]) == 12 * 10
-    failing = [c for c in exp["claims"] if not c["holds"]]
+    bianchi, chain = json.loads(proc.stdout)["experiments"]
+    assert len(bianchi["runs"]) == 12 * 10 and len(chain["runs"]) == 8 * 10
+    failing = [c for e in (bianchi, chain) for c in e["claims"] if not c["holds"]]
     assert not failing, failing
 
 
