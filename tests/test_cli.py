@@ -430,3 +430,33 @@ def test_entry_point_is_installed():
     if exe is None:
         pytest.skip("manetfair is not installed as a command in this environment")
     assert Path(exe).exists()
+
+
+@pytest.mark.core
+def test_reproduce_quick_opet_baseline_with_the_core(tmp_path):
+    proc = run_cli(
+        [
+            "reproduce",
+            "opet-fig2",
+            "opet-fig3",
+            "--quick",
+            "--json",
+            "--out",
+            str(tmp_path / "rep"),
+            "--store",
+            str(tmp_path / "s.duckdb"),
+        ],
+        fake=False,
+        cwd=tmp_path,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    check_section4(doc, runs_per_variant=2)
+    fig2, fig3 = doc["experiments"]
+    assert sorted({r["variant"]["flows"] for r in fig2["runs"]}) == [1, 2, 3, 4, 5, 6]
+    assert fig3["runs"][0]["variant"] == {} and len(fig3["runs"][0]["summary"]["flows"]) == 6
+    assert all(f["src"] == 1 and f["dst"] == 9 for f in fig3["runs"][0]["summary"]["flows"])
+    assert len(fig3["claims"]) == 1 and isinstance(fig3["claims"][0]["measured"], float)
+    for exp_id in ("opet-fig2", "opet-fig3"):
+        assert (tmp_path / "rep" / f"{exp_id}.png").read_bytes().startswith(PNG_MAGIC)
