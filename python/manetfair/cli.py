@@ -166,16 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sweep": cmd_sweep,
         "export": cmd_export,
     }
-    try:
-        from manetfair import _core
+    from manetfair import _core
 
-        scenario_error: Any = getattr(_core, "ScenarioError", InputError)
-    except ImportError as exc:
-        _err(f"the native module manetfair._core cannot be imported ({exc}); reinstall manetfair")
-        return EXIT_FAILURE
     try:
         return handlers[args.command](args)
-    except (InputError, scenario_error) as exc:
+    except (InputError, _core.ScenarioError) as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
@@ -223,13 +218,12 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from manetfair.api import RunResult, prepare
+    from manetfair.api import prepare, run_prepared
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()  # bad input fails here, before a progress bar appears
     with _sim_progress(args) as progress:
-        summary_json, traces_json = sc.run_in_core(progress)
-    result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
+        result = run_prepared(sc, progress)
     if args.out is not None:
         for path in result.write(args.out):
             _log(args, f"wrote {path}")
