@@ -136,3 +136,28 @@ def test_evaluate_expands_for_each_and_uses_models():
     assert asked == [("m", {"queue": "red"}), ("m", {"queue": "nred"})]
     as_json = verdicts[0].as_json()
     assert set(as_json) >= {"what", "paper", "measured", "holds"}
+
+
+def test_trace_measures_take_time_means_of_chosen_series():
+    traces = {
+        "time_s": [0.0, 1.0, 2.0, 3.0],
+        "queue_len_pkts": [[9.0, 1.0, 1.0, 1.0], [0.0, 2.0, 4.0, 6.0], [5.0, 5.0, 5.0, 5.0]],
+        "tcp": [{"cwnd_pkts": [1.0, 2.0, 3.0, 4.0]}, None],
+    }
+    run = Run({"q": "a"}, 1, summary([1.0]), traces)
+    one = {"trace": "queue_len_pkts", "series": [1], "from_s": 1.0}
+    assert claims.per_run_values(one, [run], {}) == [4.0]
+    both = {"trace": "queue_len_pkts", "series": [0, 1], "from_s": 1.0, "reduce": "max"}
+    assert claims.per_run_values(both, [run], {}) == [4.0]
+    every = {"trace": "queue_len_pkts"}
+    assert claims.per_run_values(every, [run], {}) == [pytest.approx((3.0 + 3.0 + 5.0) / 3)]
+    assert claims.per_run_values({"trace": "tcp.0.cwnd_pkts"}, [run], {}) == [2.5]
+    with pytest.raises(InputError, match="out of range"):
+        claims.per_run_values({"trace": "queue_len_pkts", "series": [3]}, [run], {})
+    with pytest.raises(InputError, match="traces"):
+        claims.per_run_values(one, [Run({}, 1, summary([1.0]))], {})
+
+
+def test_uses_traces_looks_at_every_depth():
+    assert claims.uses_traces([{"measured": {"ratio": [{"trace": "x"}, {"field": "y"}]}}])
+    assert not claims.uses_traces([{"measured": {"field": "y"}}, {"kind": "line"}])

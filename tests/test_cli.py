@@ -363,11 +363,12 @@ def test_sweep_resumes_after_being_killed(tmp_path, pair_file):
 
 
 @pytest.mark.core
-def test_reproduce_quick_validate_bianchi_with_the_core(tmp_path):
+def test_reproduce_quick_validation_experiments_with_the_core(tmp_path):
     proc = run_cli(
         [
             "reproduce",
             "validate-bianchi",
+            "validate-chain",
             "--quick",
             "--json",
             "--out",
@@ -382,24 +383,29 @@ def test_reproduce_quick_validate_bianchi_with_the_core(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     check_section4(doc, runs_per_variant=2)
-    (exp,) = doc["experiments"]
-    assert exp["id"] == "validate-bianchi" and len(exp["claims"]) == 12
-    for run in exp["runs"]:
+    bianchi, chain = doc["experiments"]
+    assert bianchi["id"] == "validate-bianchi" and len(bianchi["claims"]) == 12
+    for run in bianchi["runs"]:
         assert run["summary"]["ledger"]["balanced"] is True
         assert len(run["summary"]["flows"]) == run["variant"]["stations"]
         assert run["summary"]["duration_s"] == 15.0
-    failing = [c for c in exp["claims"] if not c["holds"]]
+    assert chain["id"] == "validate-chain" and len(chain["runs"]) == 16
+    for run in chain["runs"]:
+        assert run["summary"]["flows"][0]["hops"] == run["variant"]["hops"]
+    failing = [c for e in (bianchi, chain) for c in e["claims"] if not c["holds"]]
     assert not failing, failing
-    assert (tmp_path / "rep" / "validate-bianchi.png").read_bytes().startswith(PNG_MAGIC)
+    for exp_id in ("validate-bianchi", "validate-chain"):
+        assert (tmp_path / "rep" / f"{exp_id}.png").read_bytes().startswith(PNG_MAGIC)
 
 
 @pytest.mark.core
 @pytest.mark.slow
-def test_reproduce_full_validate_bianchi_claims_hold(tmp_path):
+def test_reproduce_full_validation_claims_hold(tmp_path):
     proc = run_cli(
         [
             "reproduce",
             "validate-bianchi",
+            "validate-chain",
             "--json",
             "--out",
             str(tmp_path / "rep"),
@@ -411,9 +417,9 @@ def test_reproduce_full_validate_bianchi_claims_hold(tmp_path):
         timeout=3600,
     )
     assert proc.returncode == 0, proc.stderr
-    (exp,) = json.loads(proc.stdout)["experiments"]
-    assert len(exp["runs"]) == 12 * 10
-    failing = [c for c in exp["claims"] if not c["holds"]]
+    bianchi, chain = json.loads(proc.stdout)["experiments"]
+    assert len(bianchi["runs"]) == 12 * 10 and len(chain["runs"]) == 8 * 10
+    failing = [c for e in (bianchi, chain) for c in e["claims"] if not c["holds"]]
     assert not failing, failing
 
 
@@ -424,3 +430,33 @@ def test_entry_point_is_installed():
     if exe is None:
         pytest.skip("manetfair is not installed as a command in this environment")
     assert Path(exe).exists()
+
+
+@pytest.mark.core
+def test_reproduce_quick_opet_baseline_with_the_core(tmp_path):
+    proc = run_cli(
+        [
+            "reproduce",
+            "opet-fig2",
+            "opet-fig3",
+            "--quick",
+            "--json",
+            "--out",
+            str(tmp_path / "rep"),
+            "--store",
+            str(tmp_path / "s.duckdb"),
+        ],
+        fake=False,
+        cwd=tmp_path,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    check_section4(doc, runs_per_variant=2)
+    fig2, fig3 = doc["experiments"]
+    assert sorted({r["variant"]["flows"] for r in fig2["runs"]}) == [1, 2, 3, 4, 5, 6]
+    assert fig3["runs"][0]["variant"] == {} and len(fig3["runs"][0]["summary"]["flows"]) == 6
+    assert all(f["src"] == 1 and f["dst"] == 9 for f in fig3["runs"][0]["summary"]["flows"])
+    assert len(fig3["claims"]) == 1 and isinstance(fig3["claims"][0]["measured"], float)
+    for exp_id in ("opet-fig2", "opet-fig3"):
+        assert (tmp_path / "rep" / f"{exp_id}.png").read_bytes().startswith(PNG_MAGIC)

@@ -112,8 +112,11 @@ def run(
     Keyword overrides set scenario keys, with `__` standing for the dot:
     `run("chain.toml", seed=3, mac__queue="red", flow__0__rate_kbps=400)`.
     """
-
     keyed = {k.replace("__", "."): v for k, v in overrides.items()}
-    sc = prepare(scenario, seed, duration_s, keyed)
+    return run_prepared(prepare(scenario, seed, duration_s, keyed), progress)
+
+
+def run_prepared(sc: Scenario, progress: Progress | None = None) -> RunResult:
+    """Runs a Scenario as it is (seed, duration and overrides already applied)."""
     summary_json, traces_json = sc.run_in_core(progress)
     return RunResult(json.loads(summary_json), json.loads(traces_json), sc)

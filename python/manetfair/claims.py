@@ -73,11 +73,13 @@ _T95 = {
 
 @dataclass
 class Run:
-    """One run as claims see it: its variant (axis values), seed and summary."""
+    """One run as claims see it: its variant (axis values), seed, summary and, for
+    experiments whose measures read them, its traces."""
 
     variant: Mapping[str, Any]
     seed: int
     summary: Mapping[str, Any]
+    traces: Mapping[str, Any] | None = None
 
 
 def jain_index(xs: Sequence[float]) -> float:
@@ -119,7 +121,7 @@ def _same(a: Any, b: Any) -> bool:
 
 def field_value(summary: Mapping[str, Any], path: str, reduce: str | None) -> float:
     """A summary field by dotted path; `*` over a list fans out and `reduce` combines."""
-    values = _walk(summary, path.split("."), path)
+    values = walk(summary, path.split("."), path)
     if isinstance(values, list):
         name = reduce or "sum"
         if name not in REDUCERS:
@@ -128,36 +130,75 @@ def field_value(summary: Mapping[str, Any], path: str, reduce: str | None) -> fl
     return float(values)
 
 
-def _walk(node: Any, parts: list[str], path: str) -> Any:
+def walk(node: Any, parts: list[str], path: str) -> Any:
     if not parts:
         return node
     head, rest = parts[0], parts[1:]
     if head == "*":
         if not isinstance(node, list):
             raise InputError(f"field {path!r}: '*' needs a list")
-        return [_walk(item, rest, path) for item in node]
+        return [walk(item, rest, path) for item in node]
     if isinstance(node, list):
         if not head.isdigit() or int(head) >= len(node):
             raise InputError(f"field {path!r}: index {head!r} out of range ({len(node)} items)")
-        return _walk(node[int(head)], rest, path)
+        return walk(node[int(head)], rest, path)
     if not isinstance(node, Mapping) or head not in node:
         raise InputError(f"field {path!r}: the run summary has no {head!r} here")
-    return _walk(node[head], rest, path)
+    return walk(node[head], rest, path)
 
 
 def per_run_values(
     measure: Mapping[str, Any], runs: Sequence[Run], where: Mapping[str, Any]
 ) -> list[float]:
-    """The measure's value for each selected run (a field measure only)."""
+    """The measure's value for each selected run (a field or trace measure only)."""
     selection = {**where, **dict(measure.get("where", {}))}
+    chosen = [r for r in runs if matches(r.variant, selection)]
+    if isinstance(measure.get("trace"), str):
+        return [trace_value(r, measure) for r in chosen]
     path = measure.get("field")
     if not isinstance(path, str):
-        raise InputError(f"a measure needs field, ratio or difference: {dict(measure)}")
-    return [
-        field_value(r.summary, path, measure.get("reduce"))
-        for r in runs
-        if matches(r.variant, selection)
-    ]
+        raise InputError(f"a measure needs field, trace, ratio or difference: {dict(measure)}")
+    return [field_value(r.summary, path, measure.get("reduce")) for r in chosen]
+
+
+def trace_value(run: Run, measure: Mapping[str, Any]) -> float:
+    """The time mean of a trace from `from_s` on (default 0), for one run.
+
+    `trace` is a dotted path into the traces (`queue_len_pkts`, `tcp.0.cwnd_pkts`).
+    A path that ends at one list per node or flow takes the series whose positions
+    `series` lists (default all) and combines their time means with `reduce`
+    (default mean).
+    """
+    if run.traces is None:
+        raise InputError("a trace measure needs the runs' traces")
+    path = str(measure["trace"])
+    node = walk(run.traces, path.split("."), path)
+    times = list(run.traces.get("time_s", []))
+    start = float(measure.get("from_s", 0.0))
+
+    def time_mean(values: Sequence[float]) -> float:
+        kept = [v for t, v in zip(times, values) if t >= start and v is not None]
+        return float(statistics.fmean(kept)) if kept else math.nan
+
+    if not node or not isinstance(node[0], list):
+        return time_mean(node)
+    picks = measure.get("series", list(range(len(node))))
+    for i in picks:
+        if not isinstance(i, int) or not 0 <= i < len(node):
+            raise InputError(f"trace {path!r}: series {i!r} out of range ({len(node)} series)")
+    name = str(measure.get("reduce", "mean"))
+    if name not in REDUCERS:
+        raise InputError(f"reduce = {name!r} is not one of {', '.join(REDUCERS)}")
+    return REDUCERS[name]([time_mean(node[i]) for i in picks])
+
+
+def uses_traces(spec: Any) -> bool:
+    """Whether a claim, measure or plot table (at any depth) reads traces."""
+    if isinstance(spec, Mapping):
+        return "trace" in spec or any(uses_traces(v) for v in spec.values())
+    if isinstance(spec, list):
+        return any(uses_traces(v) for v in spec)
+    return False
 
 
 def measure_value(

@@ -166,16 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sweep": cmd_sweep,
         "export": cmd_export,
     }
-    try:
-        from manetfair import _core
+    from manetfair import _core
 
-        scenario_error: Any = getattr(_core, "ScenarioError", InputError)
-    except ImportError as exc:
-        _err(f"the native module manetfair._core cannot be imported ({exc}); reinstall manetfair")
-        return EXIT_FAILURE
     try:
         return handlers[args.command](args)
-    except (InputError, scenario_error) as exc:
+    except (InputError, _core.ScenarioError) as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
@@ -223,13 +218,12 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from manetfair.api import RunResult, prepare
+    from manetfair.api import prepare, run_prepared
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()  # bad input fails here, before a progress bar appears
     with _sim_progress(args) as progress:
-        summary_json, traces_json = sc.run_in_core(progress)
-    result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
+        result = run_prepared(sc, progress)
     if args.out is not None:
         for path in result.write(args.out):
             _log(args, f"wrote {path}")
@@ -340,12 +334,6 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _open_store(path: Path | None) -> Any:
-    from manetfair.store import ResultsStore
-
-    return ResultsStore(path)
-
-
 def _on_done(args: argparse.Namespace) -> tuple[Callable[..., None], Callable[[], None]]:
     """A per-run callback (a progress bar on a terminal, else one log line per run)."""
     from manetfair.runner import describe
@@ -377,6 +365,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from manetfair import experiments, report
     from manetfair.reproduce import reproduce, to_json
     from manetfair.runner import default_jobs
+    from manetfair.store import ResultsStore
 
     known = experiments.load_all()
     chosen = experiments.select(known, args.ids) if args.ids else known
@@ -388,7 +377,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 _err(f"experiment {exp_id} is not yet available: {why}")
             return EXIT_FAILURE
     callback, close = _on_done(args)
-    with _open_store(args.store) as store:
+    with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}")
         try:
             results = reproduce(
@@ -446,6 +435,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from manetfair.report import fmt_number
     from manetfair.runner import RunSpec, default_jobs, execute
     from manetfair.scenario import Scenario, parse_param
+    from manetfair.store import ResultsStore
 
     base = Scenario.from_file(args.file)
     axes: list[tuple[str, list[Any]]] = [parse_param(s, multi=True) for s in args.param]
@@ -466,7 +456,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 )
             )
     callback, close = _on_done(args)
-    with _open_store(args.store) as store:
+    with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}; {len(specs)} runs")
         try:
             outcomes = execute(specs, store, jobs=args.jobs or default_jobs(), on_done=callback)
@@ -525,14 +515,14 @@ def _print_table(head: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from manetfair.store import default_path
+    from manetfair.store import ResultsStore, default_path
 
     path = args.store if args.store is not None else default_path()
     if not Path(path).exists():
         raise InputError(
             f"{path}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
         )
-    with _open_store(path) as store:
+    with ResultsStore(path) as store:
         for written in store.export(args.out, args.format):
             print(written)
     return EXIT_OK

@@ -92,6 +92,13 @@ class Experiment:
             dict(zip([a.name for a in self.axes], combo)) for combo in itertools.product(*lists)
         ]
 
+    def overrides(self, variant: Mapping[str, Any]) -> dict[str, Any]:
+        """The dotted keys (scenario or `layout.`) that one variant's axis values set."""
+        out: dict[str, Any] = {}
+        for axis in self.axes:
+            out.update(axis.overrides(variant[axis.name]))
+        return out
+
     def expand(self, variant: Mapping[str, Any]) -> Scenario:
         """The scenario of one variant: template, then axis overrides, then the layout."""
         if self.scenario is None:
@@ -99,16 +106,13 @@ class Experiment:
         data = copy.deepcopy(self.scenario)
         layout = copy.deepcopy(self.layout) if self.layout is not None else None
         origin = f"{self.source} (experiment {self.id})"
-        for axis in self.axes:
-            for key, value in axis.overrides(variant[axis.name]).items():
-                if key.startswith("layout."):
-                    if layout is None:
-                        raise InputError(
-                            f"{origin}: axis {axis.name} sets {key} but there is no [layout]"
-                        )
-                    set_path(layout, key[len("layout.") :], value, origin)
-                else:
-                    set_path(data, key, value, origin)
+        for key, value in self.overrides(variant).items():
+            if key.startswith("layout."):
+                if layout is None:
+                    raise InputError(f"{origin}: the sweep sets {key} but there is no [layout]")
+                set_path(layout, key[len("layout.") :], value, origin)
+            else:
+                set_path(data, key, value, origin)
         if layout is not None:
             layouts.apply(data, layout, origin)
         data.setdefault("name", self.id)
@@ -121,22 +125,20 @@ class Experiment:
         plan = self.plan(quick)
         n_seeds = seeds if seeds is not None else plan.seeds
         duration = duration_s if duration_s is not None else plan.duration_s
-        out = []
+        out: list[RunSpec] = []
         for variant in self.variants(quick):
             base = self.expand(variant)
-            for seed in range(1, n_seeds + 1):
-                parameters = {}
-                for axis in self.axes:
-                    parameters.update(axis.overrides(variant[axis.name]))
-                out.append(
-                    RunSpec(
-                        scenario=base.with_run(seed=seed, duration_s=duration),
-                        seed=seed,
-                        experiment_id=self.id,
-                        variant=dict(variant),
-                        parameters=parameters,
-                    )
+            parameters = self.overrides(variant)
+            out.extend(
+                RunSpec(
+                    scenario=base.with_run(seed=seed, duration_s=duration),
+                    seed=seed,
+                    experiment_id=self.id,
+                    variant=dict(variant),
+                    parameters=parameters,
                 )
+                for seed in range(1, n_seeds + 1)
+            )
         return out
 
     def availability(self) -> tuple[bool, str]:
@@ -211,13 +213,8 @@ def _sort_key(exp_id: str) -> tuple[str, int, str]:
 
 
 def get(exp_id: str, directory: Path | None = None) -> Experiment:
-    experiments = {e.id: e for e in load_all(directory)}
-    if exp_id not in experiments:
-        raise InputError(
-            f"unknown experiment id {exp_id!r}; `manetfair experiments` lists the "
-            f"{len(experiments)} known ids"
-        )
-    return experiments[exp_id]
+    """One experiment by id (InputError naming the id if there is none)."""
+    return select(load_all(directory), [exp_id])[0]
 
 
 def parse(doc: Mapping[str, Any], path: Path) -> Experiment:

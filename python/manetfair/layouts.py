@@ -49,7 +49,34 @@ def star(scenario: dict[str, Any], params: Mapping[str, Any]) -> None:
     scenario["flow"] = flows
 
 
-LAYOUTS: dict[str, Layout] = {"star": star}
+def chain(scenario: dict[str, Any], params: Mapping[str, Any]) -> None:
+    """`nodes` nodes on a line `spacing_m` apart, numbered from `first_id` (default 0;
+    papers that number nodes from 1 use 1), and `flows` identical flows (the `flow`
+    table's keys) from `src` to `dst` (default: the first node to the last), the k-th
+    starting `stagger_s` × k after the template's `start_s`.
+
+    It writes an explicit topology, so node ids in summaries are the paper's.
+    """
+    n = _int_param(params, "nodes", minimum=2)
+    first = int(params.get("first_id", 0))
+    spacing = float(params.get("spacing_m", 200.0))
+    count = _int_param(params, "flows", minimum=0) if "flows" in params else 1
+    src = int(params.get("src", first))
+    dst = int(params.get("dst", first + n - 1))
+    stagger = float(params.get("stagger_s", 0.0))
+    template = dict(params.get("flow", {}))
+    scenario["topology"] = {"kind": "explicit"}
+    scenario["node"] = [{"id": first + k, "x_m": spacing * k, "y_m": 0.0} for k in range(n)]
+    flows = []
+    for k in range(count):
+        flow = copy.deepcopy(template)
+        flow.update({"src": src, "dst": dst})
+        flow["start_s"] = float(template.get("start_s", 0.0)) + stagger * k
+        flows.append(flow)
+    scenario["flow"] = flows
+
+
+LAYOUTS: dict[str, Layout] = {"chain": chain, "star": star}
 
 
 def apply(scenario: dict[str, Any], layout: Mapping[str, Any], origin: str) -> None:

@@ -26,13 +26,11 @@ def write(results: Sequence[ExperimentResult], out: Path) -> list[Path]:
     for r in results:
         if not r.available:
             continue
-        png: Path | None = out / f"{r.experiment.id}.png"
-        assert png is not None
-        if not plot(r, png):
-            png = None
-        else:
+        png = out / f"{r.experiment.id}.png"
+        drawn = plot(r, png)
+        if drawn:
             written.append(png)
-        md, body = _experiment_page(r, png.name if png else None)
+        md, body = _experiment_page(r, png.name if drawn else None)
         written.append(_write(out / f"{r.experiment.id}.md", md))
         written.append(_write(out / f"{r.experiment.id}.html", _html_page(r.experiment.id, body)))
     md, body = _index(results)
@@ -201,6 +199,8 @@ def plot(r: ExperimentResult, path: Path) -> bool:
             _plot_xy(ax, r, spec, bars=kind == "bar")
         elif kind == "flows":
             _plot_flows(ax, r, spec)
+        elif kind == "nodes":
+            _plot_nodes(ax, r, spec)
         elif kind == "timeseries":
             _plot_timeseries(ax, r, spec)
         else:
@@ -311,6 +311,33 @@ def _plot_flows(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
     ax.set_xticks(range(n_flows))
     ax.set_xticklabels([f"flow {f}" for f in range(n_flows)])
     ax.set_ylabel(spec.get("ylabel", "throughput (kbit/s)"))
+
+
+def _plot_nodes(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
+    """Grouped bars: a per-node trace's time mean at each node, one group per series value."""
+    series_name = spec.get("series")
+    series_values = _axis_values(r, series_name)
+    runs = r.runs
+    first = runs[0].traces if runs else None
+    n_nodes = (
+        len(claims_mod.walk(first, str(spec["trace"]).split("."), spec["trace"])) if first else 0
+    )
+    labels = [str(x) for x in spec.get("labels", range(n_nodes))]
+    width = 0.8 / max(1, len(series_values))
+    for k, s in enumerate(series_values):
+        where: dict[str, Any] = {} if s is None or series_name is None else {series_name: s}
+        means, halves = [], []
+        for i in range(n_nodes):
+            measure = {"trace": spec["trace"], "series": [i], "from_s": spec.get("from_s", 0.0)}
+            mean, half = claims_mod.mean_ci(claims_mod.per_run_values(measure, runs, where))
+            means.append(mean)
+            halves.append(0.0 if not math.isfinite(half) else half)
+        pos = [i + (k - (len(series_values) - 1) / 2) * width for i in range(n_nodes)]
+        ax.bar(pos, means, width, yerr=halves, capsize=3, label="measured" if s is None else str(s))
+    ax.set_xticks(range(n_nodes))
+    ax.set_xticklabels(labels[:n_nodes])
+    ax.set_xlabel(spec.get("xlabel", "node"))
+    ax.set_ylabel(spec.get("ylabel", str(spec["trace"])))
 
 
 def _plot_timeseries(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:

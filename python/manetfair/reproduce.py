@@ -23,10 +23,14 @@ class ExperimentResult:
     quick: bool = False
     outcomes: list[RunOutcome] = field(default_factory=list)
     verdicts: list[claims_mod.Verdict] = field(default_factory=list)
+    traces: dict[str, Any] = field(default_factory=dict)  # run id -> traces, when used
 
     @property
     def runs(self) -> list[claims_mod.Run]:
-        return [claims_mod.Run(o.spec.variant, o.spec.seed, o.summary) for o in self.outcomes]
+        return [
+            claims_mod.Run(o.spec.variant, o.spec.seed, o.summary, self.traces.get(o.run_id))
+            for o in self.outcomes
+        ]
 
     def holds_count(self) -> tuple[int, int]:
         return sum(v.holds for v in self.verdicts), len(self.verdicts)
@@ -79,6 +83,8 @@ def reproduce(
     for result in results:
         if result.available:
             exp = result.experiment
+            if claims_mod.uses_traces([exp.claims, exp.figure_spec]):
+                result.traces = {o.run_id: store.traces(o.run_id) for o in result.outcomes}
             result.verdicts = claims_mod.evaluate(
                 exp.claims, result.runs, exp.variants(quick), model_evaluator(exp, quick)
             )

@@ -7,11 +7,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import multiprocessing
 import os
-from collections.abc import Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from typing import Any, Callable
 
 from manetfair.scenario import Scenario, hash_canonical
@@ -155,45 +155,48 @@ def execute(
         for n, i in enumerate(indices):
             finish(i, RunOutcome(specs[i], run_id, summary, cached=n > 0))
 
-    groups = list(pending.values())
-    if jobs <= 1 or len(groups) <= 1:
-        for indices in groups:
-            spec = specs[indices[0]]
-            try:
-                summary_json, traces_json = simulate(spec.scenario.to_json(), spec.scenario.origin)
-            except Exception as exc:  # noqa: BLE001 - a failed run must not lose the others
-                failures.append(RunFailure(spec, f"{type(exc).__name__}: {exc}"))
-                continue
-            store_result(indices, summary_json, traces_json)
-    else:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures: dict[Future[tuple[str, str]], list[int]] = {}
-            for indices in groups:
-                spec = specs[indices[0]]
-                fut = pool.submit(simulate, spec.scenario.to_json(), spec.scenario.origin)
-                futures[fut] = indices
-            try:
-                while futures:
-                    finished, _ = wait(list(futures), return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        indices = futures.pop(fut)
-                        try:
-                            summary_json, traces_json = fut.result()
-                        except Exception as exc:  # noqa: BLE001 - as above
-                            failures.append(
-                                RunFailure(specs[indices[0]], f"{type(exc).__name__}: {exc}")
-                            )
-                            continue
-                        store_result(indices, summary_json, traces_json)
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
+    work = [(indices, specs[indices[0]]) for indices in pending.values()]
+    for indices, result in _simulate_all(work, simulate, jobs):
+        if isinstance(result, Exception):
+            failures.append(RunFailure(specs[indices[0]], f"{type(result).__name__}: {result}"))
+        else:
+            store_result(indices, *result)
     outcomes = [r for r in results if r is not None]
     if failures:
         raise BatchError(failures, outcomes)
     return outcomes
+
+
+def _simulate_all(
+    work: list[tuple[list[int], RunSpec]], simulate: Simulate, jobs: int
+) -> Iterator[tuple[list[int], tuple[str, str] | Exception]]:
+    """Yields each piece of work's (summary, traces), or the exception it raised, as it
+    finishes: here when `jobs` is 1, else in `jobs` spawned worker processes."""
+    if jobs <= 1 or len(work) <= 1:
+        for indices, spec in work:
+            try:
+                result = simulate(spec.scenario.to_json(), spec.scenario.origin)
+            except Exception as exc:  # noqa: BLE001 - a failed run must not lose the others
+                yield indices, exc
+            else:
+                yield indices, result
+        return
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        futures = {
+            pool.submit(simulate, spec.scenario.to_json(), spec.scenario.origin): indices
+            for indices, spec in work
+        }
+        try:
+            for fut in as_completed(futures):
+                try:
+                    result = fut.result()
+                except Exception as exc:  # noqa: BLE001 - as above
+                    yield futures[fut], exc
+                else:
+                    yield futures[fut], result
+        finally:
+            for fut in futures:
+                fut.cancel()
 
 
 def default_jobs() -> int:

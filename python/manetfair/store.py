@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -176,22 +176,6 @@ class ResultsStore:
     def count(self) -> int:
         row = self.con.execute("SELECT count(*) FROM runs").fetchone()
         return int(row[0]) if row else 0
-
-    def runs(self) -> Iterator[StoredRun]:
-        for row in self.con.execute(
-            "SELECT run_id, scenario_hash, seed, code_version, summary, experiment_id, variant, "
-            "parameters FROM runs ORDER BY created_at, run_id"
-        ).fetchall():
-            yield StoredRun(
-                run_id=row[0],
-                scenario_hash=row[1],
-                seed=row[2],
-                code_version=row[3],
-                summary=json.loads(row[4]),
-                experiment_id=row[5],
-                variant=json.loads(row[6]) if row[6] else None,
-                parameters=json.loads(row[7]) if row[7] else None,
-            )
 
     def export(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
         """Writes the runs table (with the summary's headline fields pulled out), one
