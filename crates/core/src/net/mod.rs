@@ -2,8 +2,10 @@
 //! seam where queue disciplines plug in), and routing.
 
 pub mod aodv;
+pub mod nred;
 pub mod packet;
 pub mod queue;
+pub mod red;
 pub mod static_routes;
 
 pub use packet::{Body, DropCause, Ledger, Packet, PacketKind, PacketStore, NO_FLOW};

@@ -4,6 +4,7 @@
 //! scheduler and OPET's per-flow queues plug in here as further variants.
 
 use super::packet::DropCause;
+use super::red::Red;
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
@@ -18,13 +19,20 @@ pub struct Queued {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueKind {
     DropTail,
+    /// Floyd & Jacobson's RED on this queue (`[red]`, net/red.rs).
+    Red,
+    /// DropTail locally; NRED's distributed drop decides before packets
+    /// enter (`[nred]`, net/nred/).
+    Nred,
 }
 
 impl QueueKind {
-    pub const NAMES: &'static [&'static str] = &["droptail"];
+    pub const NAMES: &'static [&'static str] = &["droptail", "red", "nred"];
     pub fn parse(s: &str) -> Option<QueueKind> {
         match s {
             "droptail" => Some(QueueKind::DropTail),
+            "red" => Some(QueueKind::Red),
+            "nred" => Some(QueueKind::Nred),
             _ => None,
         }
     }
@@ -38,6 +46,8 @@ pub struct InterfaceQueue {
     /// ∫ length dt since the last reading, for time-averaged traces.
     area: u128,
     last_change: SimTime,
+    /// RED's state, with `QueueKind::Red`.
+    red: Option<Box<Red>>,
 }
 
 impl InterfaceQueue {
@@ -49,7 +59,30 @@ impl InterfaceQueue {
             data: VecDeque::new(),
             area: 0,
             last_change: SimTime::ZERO,
+            red: None,
         }
+    }
+
+    /// A RED queue (`QueueKind::Red`) with a physical limit of `capacity`.
+    pub fn with_red(capacity: usize, red: Red) -> Self {
+        InterfaceQueue {
+            red: Some(Box::new(red)),
+            ..InterfaceQueue::new(QueueKind::Red, capacity)
+        }
+    }
+
+    /// RED's average queue, if this is a RED queue.
+    pub fn red_avg(&self) -> Option<f64> {
+        self.red.as_ref().map(|r| r.avg())
+    }
+
+    /// Queued packets whose next hop satisfies `f` (for neighborhood-queue traces).
+    pub fn count_next_hops(&self, f: impl Fn(u32) -> bool) -> usize {
+        self.control
+            .iter()
+            .chain(self.data.iter())
+            .filter(|q| f(q.next_hop))
+            .count()
     }
 
     pub fn kind(&self) -> QueueKind {
@@ -71,12 +104,21 @@ impl InterfaceQueue {
 
     /// Adds a packet, or returns it with the reason it was refused.
     pub fn enqueue(&mut self, now: SimTime, q: Queued) -> Result<(), (Queued, DropCause)> {
-        match self.kind {
-            QueueKind::DropTail => {
-                if self.len() >= self.capacity {
-                    return Err((q, DropCause::QueueOverflow));
-                }
+        if let Some(red) = self.red.as_mut() {
+            // F&J: the average is updated on every arrival; routing and
+            // control packets are never dropped early.
+            let len = self.control.len() + self.data.len();
+            if q.control {
+                red.update_avg(now, len);
+            } else if red.handle_arrival(now, len) {
+                return Err((q, DropCause::Aqm));
             }
+        }
+        if self.len() >= self.capacity {
+            return Err((q, DropCause::QueueOverflow));
+        }
+        if let Some(red) = self.red.as_mut() {
+            red.handle_queue_busy();
         }
         self.account(now);
         if q.control {
@@ -89,7 +131,17 @@ impl InterfaceQueue {
 
     pub fn dequeue(&mut self, now: SimTime) -> Option<Queued> {
         self.account(now);
-        self.control.pop_front().or_else(|| self.data.pop_front())
+        let q = self.control.pop_front().or_else(|| self.data.pop_front());
+        self.note_if_empty(now);
+        q
+    }
+
+    fn note_if_empty(&mut self, now: SimTime) {
+        if self.is_empty() {
+            if let Some(red) = self.red.as_mut() {
+                red.handle_queue_empty(now);
+            }
+        }
     }
 
     /// Removes every packet for `next_hop` (a broken link), in queue order.
@@ -106,6 +158,7 @@ impl InterfaceQueue {
                 }
             });
         }
+        self.note_if_empty(now);
         out
     }
 
@@ -149,6 +202,27 @@ mod tests {
         let removed = iq.remove_for_next_hop(t, 0);
         assert_eq!(removed.iter().map(|x| x.packet).collect::<Vec<_>>(), vec![2]);
         assert!(iq.is_empty());
+    }
+
+    #[test]
+    fn red_queue_drops_data_early_but_not_control() {
+        use crate::engine::{stream, Purpose};
+        use crate::net::red::RedConfig;
+        let cfg = RedConfig {
+            min_th: 1.0,
+            max_th: 2.0,
+            w_q: 1.0,
+            ..RedConfig::default()
+        };
+        let mut iq = InterfaceQueue::with_red(10, Red::new(cfg, stream(1, 0, Purpose::Queue)));
+        let t = SimTime::ZERO;
+        iq.enqueue(t, q(1, false)).unwrap();
+        iq.enqueue(t, q(2, false)).unwrap();
+        // Two queued: avg = 2 = max_th, so data drops and control passes.
+        assert_eq!(iq.enqueue(t, q(3, false)), Err((q(3, false), DropCause::Aqm)));
+        iq.enqueue(t, q(4, true)).unwrap();
+        assert_eq!(iq.red_avg(), Some(2.0));
+        assert_eq!(iq.count_next_hops(|h| h == 0), 2);
     }
 
     #[test]
