@@ -64,6 +64,39 @@ pub struct Summary {
     pub routing: RoutingSummary,
     pub nodes: usize,
     pub simulator: String,
+    /// NRED's overhead and actions (runs with `mac.queue = "nred"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nred: Option<NredSummary>,
+}
+
+/// NRED's control packets and drops over the run, all nodes together.
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct NredSummary {
+    /// NCN packets sent (each is also a packet in the ledger) and their bytes.
+    pub ncn_sent: u64,
+    pub ncn_bytes: u64,
+    /// Notifications received or overheard.
+    pub ncn_heard: u64,
+    /// T_NCN ticks on which conditions (i)-(iv) blocked a notification.
+    pub blocked: BTreeMap<&'static str, u64>,
+    pub no_neighbor: u64,
+    /// Packets dropped by Algorithm 5.2 on each side.
+    pub drops_outgoing: u64,
+    pub drops_incoming: u64,
+}
+
+/// The traced node's neighborhood queue (Xu et al. §6.1, Figures 6-7),
+/// sampled at the end of each bin.
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct NeighborhoodTrace {
+    pub node: i64,
+    /// NRED's estimate avg (queue-size index) at the node.
+    pub estimate_avg: Vec<f64>,
+    /// The real neighborhood queue (packets), averaged with the same w_q
+    /// over samples every T_interval.
+    pub real_avg: Vec<f64>,
+    /// The real neighborhood queue, mean of the bin's T_interval samples.
+    pub real_pkts: Vec<f64>,
 }
 
 impl Summary {
@@ -86,6 +119,9 @@ pub struct Traces {
     pub nav_busy_frac: Vec<Vec<f64>>,
     /// Per flow: TCP sender state at the end of each bin (None for UDP).
     pub tcp: Vec<Option<TcpTrace>>,
+    /// `trace.neighborhood_node`'s neighborhood queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub neighborhood: Option<NeighborhoodTrace>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]

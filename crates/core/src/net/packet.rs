@@ -29,6 +29,12 @@ pub enum Body {
     Tcp(crate::transport::tcp::Segment),
     /// An AODV message, by index in the simulator's message arena.
     Aodv(u32),
+    /// An NRED congestion notification (Xu et al. §5.2): normalizedP_b as
+    /// the bits of an f32, and the lifetime in ms.
+    Ncn {
+        npb_bits: u32,
+        lifetime_ms: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -38,6 +38,12 @@ pub struct ScenarioFile {
     pub mobility: MobilityFile,
     #[serde(default)]
     pub trace: TraceFile,
+    /// RED's parameters (`mac.queue = "red"`); filled with defaults then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<crate::net::red::RedConfig>,
+    /// NRED's parameters (`mac.queue = "nred"`); filled with defaults then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nred: Option<crate::net::nred::NredConfig>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -175,11 +181,19 @@ pub struct FlowFile {
 pub struct TraceFile {
     /// Per-node 1 s series (queue length, radio busy fraction).
     pub node_series: bool,
+    /// A node whose neighborhood queue is traced: the real size (packets
+    /// queued at it and its 1-hop neighbours, plus packets at 2-hop
+    /// neighbours for one of its 1-hop neighbours) and NRED's estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub neighborhood_node: Option<i64>,
 }
 
 impl Default for TraceFile {
     fn default() -> Self {
-        TraceFile { node_series: true }
+        TraceFile {
+            node_series: true,
+            neighborhood_node: None,
+        }
     }
 }
 

@@ -178,6 +178,10 @@ pub struct Scenario {
     pub tcp: TcpConfig,
     pub onoff: OnOffConfig,
     pub aodv: crate::net::aodv::AodvConfig,
+    pub red: crate::net::red::RedConfig,
+    pub nred: crate::net::nred::NredConfig,
+    /// The node whose neighborhood queue is traced (`trace.neighborhood_node`).
+    pub neighborhood_node: Option<u32>,
     /// The file with every default filled in.
     pub file: ScenarioFile,
 }
@@ -247,11 +251,12 @@ pub fn load_with(
     resolve(file)
 }
 
-pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
+pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
     positive("duration_s", file.duration_s)?;
     let duration = SimTime::from_secs_f64(file.duration_s);
 
-    let r = &file.radio;
+    let radio = file.radio.clone();
+    let r = &radio;
     let data_rate = rate("radio.data_rate_mbps", r.data_rate_mbps)?;
     let basic_rate = rate("radio.basic_rate_mbps", r.basic_rate_mbps)?;
     positive("radio.tx_range_m", r.tx_range_m)?;
@@ -315,6 +320,20 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
             format!("{} must be 2^k - 1 and >= mac.cw_min = {}", m.cw_max, m.cw_min),
         ));
     }
+    // Scheme tables: checked when given, filled in when their queue is used.
+    if let Some(c) = &file.red {
+        c.validate().map_err(|e| split_key_error("red", &e))?;
+    }
+    if let Some(c) = &file.nred {
+        c.validate().map_err(|e| split_key_error("nred", &e))?;
+    }
+    if queue == QueueKind::Red && file.red.is_none() {
+        file.red = Some(Default::default());
+    }
+    if queue == QueueKind::Nred && file.nred.is_none() {
+        file.nred = Some(Default::default());
+    }
+    let m = &file.mac;
     let dcf = DcfConfig {
         slot: Duration::from_micros(m.slot_us as u64),
         sifs: Duration::from_micros(m.sifs_us as u64),
@@ -531,6 +550,11 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         });
     }
 
+    let neighborhood_node = match file.trace.neighborhood_node {
+        Some(id) => Some(index_of("trace.neighborhood_node", id)?),
+        None => None,
+    };
+
     Ok(Scenario {
         name: file.name.clone(),
         seed: file.seed,
@@ -553,6 +577,9 @@ pub fn resolve(file: ScenarioFile) -> Result<Scenario> {
         tcp: file.tcp.clone(),
         onoff: file.onoff.clone(),
         aodv: file.routing.aodv.clone(),
+        red: file.red.clone().unwrap_or_default(),
+        nred: file.nred.clone().unwrap_or_default(),
+        neighborhood_node,
         file,
     })
 }

@@ -132,7 +132,7 @@ impl Simulator {
         }
         let stranded = self.nodes[node as usize].queue.remove_for_next_hop(now, next_hop);
         for q in stranded {
-            if matches!(self.packets.get(q.packet).body, Body::Aodv(_)) {
+            if matches!(self.packets.get(q.packet).body, Body::Aodv(_) | Body::Ncn { .. }) {
                 self.packets.drop_packet(q.packet, DropCause::NoRoute);
             } else if let Some(nh) = self.aodv_route(now, node, q.packet, out) {
                 self.enqueue(now, node, q.packet, nh, out);

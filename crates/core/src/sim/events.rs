@@ -51,6 +51,14 @@ pub enum Event {
         node: u32,
         packet: u32,
     },
+    /// NRED: a node reads its radio-state times (every T_interval).
+    NredInterval {
+        node: u32,
+    },
+    /// NRED: a node runs Algorithm 5.1 and may notify (every T_NCN).
+    NredNcn {
+        node: u32,
+    },
     /// Moving nodes' positions are pushed to the channel.
     Mobility,
     /// A trace bin ends.

@@ -5,6 +5,7 @@
 
 mod aodv;
 mod events;
+mod nred;
 
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
@@ -14,10 +15,12 @@ use crate::mac::frame::{Frame, Msdu, BROADCAST};
 use crate::metrics::jain_index;
 use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, RoutingSummary, Summary, TcpTrace, Traces};
 use crate::net::aodv::{Aodv, AodvAction, AodvMessage};
+use crate::net::nred::Nred;
 use crate::net::packet::{
     Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES,
 };
-use crate::net::queue::{InterfaceQueue, Queued};
+use crate::net::queue::{InterfaceQueue, QueueKind, Queued};
+use crate::net::red::Red;
 use crate::net::static_routes::StaticRoutes;
 use crate::phy::channel::Channel;
 use crate::phy::radio::{Radio, RadioState, RxEnd};
@@ -36,6 +39,8 @@ struct Node {
     queue: InterfaceQueue,
     aodv: Option<Aodv<u32>>,
     aodv_timer: Armed,
+    /// NRED's agent (`mac.queue = "nred"`, or the traced node).
+    nred: Option<Box<nred::NredNode>>,
     /// Radio idle time and NAV time at the start of the current bin.
     idle_at_bin: Duration,
     nav_at_bin: Duration,
@@ -133,6 +138,10 @@ pub struct Simulator {
     probe: Option<Probe>,
     /// Per node, when the last CTS addressed to it was decoded (probe only).
     last_cts_for: Vec<SimTime>,
+    /// Per node, NRED's random stream (NCN phase).
+    nred_rngs: Vec<rand_pcg::Pcg64Mcg>,
+    ncn_bytes: u64,
+    neighborhood: Option<nred::NeighborhoodProbe>,
 }
 
 impl Simulator {
@@ -149,7 +158,19 @@ impl Simulator {
             .map(|i| Node {
                 radio: Radio::new(th.rx_w, th.capture_ratio),
                 mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
-                queue: InterfaceQueue::new(sc.queue, sc.queue_capacity),
+                queue: match sc.queue {
+                    QueueKind::Red => InterfaceQueue::with_red(
+                        sc.queue_capacity,
+                        Red::new(sc.red.clone(), stream(sc.seed, i as u64, Purpose::Queue)),
+                    ),
+                    k => InterfaceQueue::new(k, sc.queue_capacity),
+                },
+                nred: (sc.queue == QueueKind::Nred || sc.neighborhood_node == Some(i as u32)).then(|| {
+                    Box::new(nred::NredNode {
+                        agent: Nred::new(sc.nred.clone(), stream(sc.seed, i as u64, Purpose::Queue)),
+                        active: sc.queue == QueueKind::Nred,
+                    })
+                }),
                 aodv: (sc.routing == RoutingKind::Aodv)
                     .then(|| Aodv::new(i as u32, &sc.aodv, stream(sc.seed, i as u64, Purpose::Routing))),
                 aodv_timer: Armed::default(),
@@ -248,7 +269,18 @@ impl Simulator {
             traces.radio_busy_frac = vec![Vec::with_capacity(n_bins); n];
             traces.nav_busy_frac = vec![Vec::with_capacity(n_bins); n];
         }
-        Simulator {
+        if let Some(node) = sc.neighborhood_node {
+            traces.neighborhood = Some(crate::metrics::summary::NeighborhoodTrace {
+                node: sc.node_ids[node as usize],
+                ..Default::default()
+            });
+        }
+        let nred_rngs = (0..n).map(|i| stream(sc.seed, i as u64, Purpose::Scheme)).collect();
+        let neighborhood = sc.neighborhood_node.map(|node| nred::NeighborhoodProbe {
+            node,
+            ..Default::default()
+        });
+        let mut sim = Simulator {
             q,
             channel,
             nodes,
@@ -268,8 +300,13 @@ impl Simulator {
             movers,
             probe: None,
             last_cts_for: Vec::new(),
+            nred_rngs,
+            ncn_bytes: 0,
+            neighborhood,
             sc,
-        }
+        };
+        sim.nred_start();
+        sim
     }
 
     /// Starts recording transmissions and receptions (for invariant tests).
@@ -332,6 +369,8 @@ impl Simulator {
             Event::AppStop { flow } => self.app_stop(now, flow),
             Event::TcpTimer { flow, side, gen } => self.tcp_timer(now, flow, side, gen),
             Event::Sample => self.sample(now),
+            Event::NredInterval { node } => self.nred_interval(now, node),
+            Event::NredNcn { node } => self.nred_ncn_timer(now, node),
             Event::Mobility => self.move_nodes(now),
         }
     }
@@ -346,6 +385,7 @@ impl Simulator {
         }
         if !was_busy {
             self.nodes[node as usize].mac.handle_medium_busy(now);
+            self.nred_medium_busy(now, node);
         }
         self.counters.frames_sent[frame.kind.index()] += 1;
         if let Some(p) = self.probe.as_mut() {
@@ -419,6 +459,7 @@ impl Simulator {
         }
         if !was_busy {
             self.nodes[node as usize].mac.handle_medium_busy(now);
+            self.nred_medium_busy(now, node);
         }
     }
 
@@ -437,12 +478,14 @@ impl Simulator {
                         self.last_cts_for[node as usize] = now;
                     }
                 }
+                self.nred_decoded(now, node, &frame);
                 self.mac_call(node, Some(air), |m, out| m.handle_rx(now, &frame, out));
             }
             Some(RxEnd::Error(_)) => self.nodes[node as usize].mac.handle_rx_error(now),
             None => {}
         }
         if !self.nodes[node as usize].radio.is_busy() {
+            self.nred_medium_idle(now, node);
             self.mac_call(node, None, |m, out| m.handle_medium_idle(now, out));
         }
         self.release_air(air);
@@ -452,6 +495,7 @@ impl Simulator {
         self.nodes[node as usize].radio.end_tx(now);
         self.mac_call(node, None, |m, out| m.handle_tx_end(now, out));
         if !self.nodes[node as usize].radio.is_busy() {
+            self.nred_medium_idle(now, node);
             self.mac_call(node, None, |m, out| m.handle_medium_idle(now, out));
         }
         self.release_air(air);
@@ -496,7 +540,7 @@ impl Simulator {
                 let id = self.packets.hand_over(msdu.packet, copy);
                 self.net_receive(now, node, id, Some(from), out);
             }
-            MacAction::Overheard(_) => {}
+            MacAction::Overheard(frame) => self.nred_overheard(now, node, air, &frame),
             MacAction::TxDone { msdu, next_hop } => {
                 if next_hop == BROADCAST {
                     self.packets.deliver(msdu.packet);
@@ -506,7 +550,9 @@ impl Simulator {
                 self.feed_mac(now, node, out);
             }
             MacAction::TxFailed { msdu, next_hop } => {
-                if self.nodes[node as usize].aodv.is_some() {
+                if self.nred_is_ncn(msdu.packet) {
+                    self.packets.drop_packet(msdu.packet, DropCause::MacRetry);
+                } else if self.nodes[node as usize].aodv.is_some() {
                     self.aodv_tx_failed(now, node, msdu.packet, next_hop, out);
                 } else {
                     self.packets.drop_packet(msdu.packet, DropCause::MacRetry);
@@ -542,6 +588,15 @@ impl Simulator {
             self.aodv_message(now, node, from, m, p.ttl, out);
             return;
         }
+        if let (Body::Ncn { .. }, Some(from)) = (p.body, from) {
+            // A notification addressed to this node (§5.2).
+            self.packets.deliver(id);
+            self.nred_heard_ncn(now, node, from, p.body);
+            return;
+        }
+        if from.is_some() && self.nred_incoming(now, node, id) {
+            return;
+        }
         if let (Some(aodv), Some(from)) = (self.nodes[node as usize].aodv.as_mut(), from) {
             // Data from a neighbour keeps the reverse route alive (§6.2).
             aodv.note_route_used(now, p.src, from);
@@ -574,6 +629,9 @@ impl Simulator {
 
     /// Puts a packet in `node`'s interface queue towards `next_hop`, or drops it if full.
     fn enqueue(&mut self, now: SimTime, node: u32, id: u32, next_hop: u32, out: &mut Vec<MacAction>) {
+        if self.nred_outgoing(now, node, id) {
+            return;
+        }
         let p = self.packets.get(id);
         let q = Queued {
             packet: id,
@@ -597,7 +655,7 @@ impl Simulator {
         let delivered = match p.body {
             Body::Udp { .. } => p.payload_bytes as u64,
             // Routing messages are handled hop by hop, before this point.
-            Body::Aodv(_) => return,
+            Body::Aodv(_) | Body::Ncn { .. } => return,
             Body::Tcp(seg) if seg.is_ack => {
                 self.tcp_ack_arrived(now, p.flow, &seg, out);
                 return;
@@ -828,6 +886,7 @@ impl Simulator {
                 n.nav_at_bin = nav;
             }
         }
+        self.neighborhood_bin();
         for (fs, tr) in self.flows.iter().zip(self.traces.tcp.iter_mut()) {
             if let (Some(tcp), Some(tr)) = (&fs.tcp, tr.as_mut()) {
                 tr.cwnd_pkts.push(tcp.sender.cwnd_pkts());
@@ -929,6 +988,7 @@ impl Simulator {
             },
             routing,
             nodes: self.nodes.len(),
+            nred: self.nred_summary(),
             simulator: format!("manetfair {}", env!("CARGO_PKG_VERSION")),
         }
     }
