@@ -162,7 +162,7 @@ def per_run_values(
 
 
 def trace_value(run: Run, measure: Mapping[str, Any]) -> float:
-    """The time mean of a trace from `from_s` on (default 0), for one run.
+    """The time mean of a trace from `from_s` (default 0) to `to_s` (default the end), for one run.
 
     `trace` is a dotted path into the traces (`queue_len_pkts`, `tcp.0.cwnd_pkts`).
     A path that ends at one list per node or flow takes the series whose positions
@@ -175,9 +175,10 @@ def trace_value(run: Run, measure: Mapping[str, Any]) -> float:
     node = walk(run.traces, path.split("."), path)
     times = list(run.traces.get("time_s", []))
     start = float(measure.get("from_s", 0.0))
+    end = float(measure.get("to_s", math.inf))
 
     def time_mean(values: Sequence[float]) -> float:
-        kept = [v for t, v in zip(times, values) if t >= start and v is not None]
+        kept = [v for t, v in zip(times, values) if start <= t < end and v is not None]
         return float(statistics.fmean(kept)) if kept else math.nan
 
     if not node or not isinstance(node[0], list):

@@ -67,6 +67,28 @@ pub struct Summary {
     /// NRED's overhead and actions (runs with `mac.queue = "nred"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nred: Option<NredSummary>,
+    /// How NRED's estimate follows the traced neighborhood queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub neighborhood: Option<NeighborhoodSummary>,
+}
+
+/// Agreement of NRED's estimated neighborhood queue with the real one
+/// (Xu et al. §6.1), over the 1 s bins while any flow is active.
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct NeighborhoodSummary {
+    pub node: i64,
+    /// Pearson correlation of estimate_avg and real_avg over the active bins.
+    pub corr: Option<f64>,
+    /// The same up to saturation: the first bin where the estimate reaches
+    /// 95% of its largest value.
+    pub corr_rising: Option<f64>,
+    pub saturation_s: Option<f64>,
+    /// Mean after saturation over the value at saturation, for each series:
+    /// the estimate levels off while the real queue may keep growing.
+    pub estimate_growth_after: Option<f64>,
+    pub real_growth_after: Option<f64>,
+    pub mean_estimate: f64,
+    pub mean_real: f64,
 }
 
 /// NRED's control packets and drops over the run, all nodes together.

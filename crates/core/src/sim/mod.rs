@@ -989,6 +989,7 @@ impl Simulator {
             routing,
             nodes: self.nodes.len(),
             nred: self.nred_summary(),
+            neighborhood: self.neighborhood_summary(),
             simulator: format!("manetfair {}", env!("CARGO_PKG_VERSION")),
         }
     }

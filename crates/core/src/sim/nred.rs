@@ -7,7 +7,7 @@
 use super::{Event, Simulator, DEFAULT_TTL};
 use crate::mac::frame::{Frame, BROADCAST};
 use crate::mac::FrameKind;
-use crate::metrics::summary::NredSummary;
+use crate::metrics::summary::{NeighborhoodSummary, NredSummary};
 use crate::net::nred::{ncn::Blocked, Nred, NCN_BYTES};
 use crate::net::packet::{Body, DropCause, Packet, PacketKind, NO_FLOW};
 use crate::net::QueueKind;
@@ -251,6 +251,46 @@ impl Simulator {
         p.samples = 0;
     }
 
+    /// Compares the traced estimate with the real queue (see `NeighborhoodSummary`).
+    pub(super) fn neighborhood_summary(&self) -> Option<NeighborhoodSummary> {
+        let t = self.traces.neighborhood.as_ref()?;
+        let start = self.sc.flows.iter().map(|f| f.start).min()?;
+        let stop = self.sc.flows.iter().map(|f| f.stop).max()?;
+        let bin = super::BIN.as_nanos();
+        // Bin i ends at (i + 1) s.
+        let active: Vec<usize> = (0..t.estimate_avg.len())
+            .filter(|&i| {
+                let end = (i as u64 + 1) * bin;
+                end > start.as_nanos() && end <= stop.as_nanos() + bin
+            })
+            .collect();
+        let est: Vec<f64> = active.iter().map(|&i| t.estimate_avg[i]).collect();
+        let real: Vec<f64> = active.iter().map(|&i| t.real_avg[i]).collect();
+        let mean = |x: &[f64]| {
+            if x.is_empty() {
+                0.0
+            } else {
+                x.iter().sum::<f64>() / x.len() as f64
+            }
+        };
+        let peak = est.iter().cloned().fold(0.0, f64::max);
+        let sat = est.iter().position(|&e| peak > 0.0 && e >= 0.95 * peak);
+        let growth = |x: &[f64], k: usize| {
+            let after = &x[k..];
+            (x[k] > 0.0 && after.len() > 1).then(|| mean(after) / x[k])
+        };
+        Some(NeighborhoodSummary {
+            node: t.node,
+            corr: pearson(&est, &real),
+            corr_rising: sat.and_then(|k| pearson(&est[..=k], &real[..=k])),
+            saturation_s: sat.map(|k| (active[k] + 1) as f64 * super::BIN.as_secs_f64()),
+            estimate_growth_after: sat.and_then(|k| growth(&est, k)),
+            real_growth_after: sat.and_then(|k| growth(&real, k)),
+            mean_estimate: mean(&est),
+            mean_real: mean(&real),
+        })
+    }
+
     pub(super) fn nred_summary(&self) -> Option<NredSummary> {
         if self.sc.queue != QueueKind::Nred {
             return None;
@@ -277,8 +317,37 @@ impl Simulator {
     }
 }
 
+/// Pearson's correlation coefficient; None for fewer than 3 points or a
+/// constant series.
+pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len().min(y.len());
+    if n < 3 {
+        return None;
+    }
+    let mx = x[..n].iter().sum::<f64>() / n as f64;
+    let my = y[..n].iter().sum::<f64>() / n as f64;
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for i in 0..n {
+        let (a, b) = (x[i] - mx, y[i] - my);
+        sxy += a * b;
+        sxx += a * a;
+        syy += b * b;
+    }
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pearson_of_lines_and_noise() {
+        use super::pearson;
+        let x = [1.0, 2.0, 3.0, 4.0];
+        assert!((pearson(&x, &[2.0, 4.0, 6.0, 8.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert!((pearson(&x, &[8.0, 6.0, 4.0, 2.0]).unwrap() + 1.0).abs() < 1e-12);
+        assert_eq!(pearson(&x, &[1.0, 1.0, 1.0, 1.0]), None);
+        assert_eq!(pearson(&x[..2], &x[..2]), None);
+    }
+
     use crate::scenario::{load, Format};
     use crate::sim::run;
 
