@@ -152,6 +152,8 @@ def test_trace_measures_take_time_means_of_chosen_series():
     every = {"trace": "queue_len_pkts"}
     assert claims.per_run_values(every, [run], {}) == [pytest.approx((3.0 + 3.0 + 5.0) / 3)]
     assert claims.per_run_values({"trace": "tcp.0.cwnd_pkts"}, [run], {}) == [2.5]
+    window = {"trace": "queue_len_pkts", "series": [1], "from_s": 1.0, "to_s": 3.0}
+    assert claims.per_run_values(window, [run], {}) == [3.0]
     with pytest.raises(InputError, match="out of range"):
         claims.per_run_values({"trace": "queue_len_pkts", "series": [3]}, [run], {})
     with pytest.raises(InputError, match="traces"):

@@ -97,6 +97,8 @@ pub struct NredSummary {
     /// NCN packets sent (each is also a packet in the ledger) and their bytes.
     pub ncn_sent: u64,
     pub ncn_bytes: u64,
+    /// NCNs sent with normalizedP_b = 1 (average at or above max_th).
+    pub ncn_saturated: u64,
     /// Notifications received or overheard.
     pub ncn_heard: u64,
     /// T_NCN ticks on which conditions (i)-(iv) blocked a notification.

@@ -305,6 +305,7 @@ impl Simulator {
         for x in self.nodes.iter().filter_map(|n| n.nred.as_ref()) {
             let st = &x.agent.stats;
             s.ncn_sent += st.ncn_sent;
+            s.ncn_saturated += st.ncn_saturated;
             s.ncn_heard += st.ncn_heard;
             s.no_neighbor += st.no_neighbor;
             s.drops_outgoing += st.drops_outgoing;

@@ -152,6 +152,9 @@ pub enum Quiet {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NredStats {
     pub ncn_sent: u64,
+    /// Of those, notifications of a neighborhood at or above max_th
+    /// (normalizedP_b = 1: neighbours drop every packet for the lifetime).
+    pub ncn_saturated: u64,
     pub ncn_heard: u64,
     /// Ticks blocked by each of conditions (i)-(iv), in `Blocked::ALL` order.
     pub blocked: [u64; 4],
@@ -291,6 +294,7 @@ impl Nred {
         }
         let to = self.neighbors[self.rng.gen_range(0..self.neighbors.len())].0;
         self.stats.ncn_sent += 1;
+        self.stats.ncn_saturated += (norm >= 1.0) as u64;
         Ok(NcnOut {
             to,
             normalized_pb: norm,
