@@ -87,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="also write summary.json and series.parquet/.csv to DIR",
     )
+    r.add_argument(
+        "--pcap",
+        type=Path,
+        metavar="FILE",
+        help="write every frame put on the air to FILE (pcap, 802.11 + radiotap)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
     c = sub.add_parser("check", help="validate a scenario without running it")
@@ -223,7 +229,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()  # bad input fails here, before a progress bar appears
     with _sim_progress(args) as progress:
-        result = run_prepared(sc, progress)
+        result = run_prepared(sc, progress, args.pcap)
+    if args.pcap is not None:
+        _log(args, f"wrote {args.pcap}")
     if args.out is not None:
         for path in result.write(args.out):
             _log(args, f"wrote {path}")

@@ -6,7 +6,10 @@ use manetfair_core::SimTime;
 
 fn main() {
     let population: u32 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let ops: u64 = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let ops: u64 = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let mut q: EventQueue<[u64; 3]> = EventQueue::new();
     let mut x: u64 = 88172645463325252;
     let mut next = || {
