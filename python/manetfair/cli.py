@@ -419,6 +419,13 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
             f"{v.margin_text():>7}  {'holds' if v.holds else 'does not hold'}\n"
             for v in r.verdicts
         )
+        out.writelines(
+            f"  arm {axis} = {value} not yet available: {why}\n"
+            for axis, value, why in r.experiment.missing_arms()
+        )
+        pending = r.experiment.pending_claims()
+        if pending:
+            out.write(f"  {len(pending)} claim(s) wait for those arms (listed in the report)\n")
     if unavailable:
         out.write(
             f"\nnot yet available ({len(unavailable)}): "
