@@ -132,3 +132,19 @@ def test_report_and_json_list_missing_arms_and_pending_claims(tmp_path, fake):
     assert "| better / basic about 1.1 | 1.1 |" in page
     index = (tmp_path / "out" / "index.md").read_text(encoding="utf-8")
     assert "arms not yet available: scheme = better" in index
+
+
+def test_experiments_command_marks_partly_available_ones(tmp_path):
+    from conftest import run_cli
+
+    folder = _write(tmp_path, ARMS)
+    env = {"MANETFAIR_EXPERIMENTS": str(folder)}
+    proc = run_cli(["experiments", "--json"], fake=True, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)["experiments"]
+    assert entry["available"] is True
+    assert entry["missing_arms"] == [
+        {"axis": "scheme", "value": "better", "reason": "needs the better scheme"}
+    ]
+    text = run_cli(["experiments"], fake=True, cwd=tmp_path, env=env).stdout
+    assert any(line.startswith("demo-fig1") and " partial " in line for line in text.splitlines())

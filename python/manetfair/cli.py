@@ -316,6 +316,9 @@ def cmd_experiments(args: argparse.Namespace) -> int:
                 "description": exp.description,
                 "available": ok,
                 "reason": why,
+                "missing_arms": [
+                    {"axis": a, "value": v, "reason": r} for a, v, r in exp.missing_arms()
+                ],
             }
         )
     if args.json:
@@ -328,10 +331,17 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     )
     for x in listing:
         print(
-            f"{x['id']:<{width}}  {'yes' if x['available'] else 'no':<9}  {x['paper']:<24}  "
+            f"{x['id']:<{width}}  {_availability_word(x):<9}  {x['paper']:<24}  "
             f"{x['figure']:<{fwidth}}  {x['description']}"
         )
     return EXIT_OK
+
+
+def _availability_word(entry: dict[str, Any]) -> str:
+    """yes, no, or partial: runs, but some arms wait for a scheme."""
+    if not entry["available"]:
+        return "no"
+    return "partial" if entry["missing_arms"] else "yes"
 
 
 def _on_done(args: argparse.Namespace) -> tuple[Callable[..., None], Callable[[], None]]:
