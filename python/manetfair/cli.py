@@ -324,6 +324,9 @@ def cmd_experiments(args: argparse.Namespace) -> int:
                 "description": exp.description,
                 "available": ok,
                 "reason": why,
+                "missing_arms": [
+                    {"axis": a, "value": v, "reason": r} for a, v, r in exp.missing_arms()
+                ],
             }
         )
     if args.json:
@@ -336,10 +339,17 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     )
     for x in listing:
         print(
-            f"{x['id']:<{width}}  {'yes' if x['available'] else 'no':<9}  {x['paper']:<24}  "
+            f"{x['id']:<{width}}  {_availability_word(x):<9}  {x['paper']:<24}  "
             f"{x['figure']:<{fwidth}}  {x['description']}"
         )
     return EXIT_OK
+
+
+def _availability_word(entry: dict[str, Any]) -> str:
+    """yes, no, or partial: runs, but some arms wait for a scheme."""
+    if not entry["available"]:
+        return "no"
+    return "partial" if entry["missing_arms"] else "yes"
 
 
 def _on_done(args: argparse.Namespace) -> tuple[Callable[..., None], Callable[[], None]]:
@@ -427,6 +437,13 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
             f"{v.margin_text():>7}  {'holds' if v.holds else 'does not hold'}\n"
             for v in r.verdicts
         )
+        out.writelines(
+            f"  arm {axis} = {value} not yet available: {why}\n"
+            for axis, value, why in r.experiment.missing_arms()
+        )
+        pending = r.experiment.pending_claims()
+        if pending:
+            out.write(f"  {len(pending)} claim(s) wait for those arms (listed in the report)\n")
     if unavailable:
         out.write(
             f"\nnot yet available ({len(unavailable)}): "
