@@ -58,3 +58,31 @@ def test_hash_is_of_the_canonical_scenario(pair_file):
     assert plain.scenario_hash() == spelled.scenario_hash()  # defaults spelled out
     assert json.loads(plain.canonical_json())["seed"] == 1
     assert plain.scenario_hash() != plain.with_run(seed=2).scenario_hash()
+
+
+def test_pcap_capture_is_a_readable_80211_trace(tmp_path):
+    """The pcap has the radiotap link type and one record per frame sent."""
+    import struct
+    from pathlib import Path
+
+    pcap = tmp_path / "frames.pcap"
+    example = Path(__file__).resolve().parent.parent / "examples" / "chain.toml"
+    result = manetfair.run(str(example), duration_s=3.0, pcap=pcap)
+    data = pcap.read_bytes()
+    magic, _, _, _, _, snaplen, linktype = struct.unpack("<IHHiIII", data[:24])
+    assert (magic, linktype) == (0xA1B23C4D, 127)
+    records, at, last_t = 0, 24, -1
+    kinds = {0xB4: "rts", 0xC4: "cts", 0x08: "data", 0xD4: "ack"}
+    seen: dict[str, int] = {}
+    while at < len(data):
+        sec, ns, incl, orig = struct.unpack("<IIII", data[at : at + 16])
+        t = sec * 10**9 + ns
+        assert t >= last_t and incl <= min(orig, snaplen)
+        frame = data[at + 16 : at + 16 + incl]
+        radiotap_len = struct.unpack("<H", frame[2:4])[0]
+        kind = kinds[frame[radiotap_len]]
+        seen[kind] = seen.get(kind, 0) + 1
+        records, at, last_t = records + 1, at + 16 + incl, t
+    sent = result.summary["mac"]["frames_sent"]
+    assert records == sum(sent.values())
+    assert seen == {k: v for k, v in sent.items() if v}

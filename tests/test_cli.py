@@ -460,3 +460,52 @@ def test_reproduce_quick_opet_baseline_with_the_core(tmp_path):
     assert len(fig3["claims"]) == 1 and isinstance(fig3["claims"][0]["measured"], float)
     for exp_id in ("opet-fig2", "opet-fig3"):
         assert (tmp_path / "rep" / f"{exp_id}.png").read_bytes().startswith(PNG_MAGIC)
+
+
+@pytest.mark.core
+def test_reproduce_quick_baseline_arms_with_the_core(tmp_path):
+    proc = run_cli(
+        [
+            "reproduce",
+            "mtcp-table3",
+            "opet-fig10",
+            "--quick",
+            "--json",
+            "--out",
+            str(tmp_path / "rep"),
+            "--store",
+            str(tmp_path / "s.duckdb"),
+        ],
+        fake=False,
+        cwd=tmp_path,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    check_section4(doc, runs_per_variant=2)
+    mtcp, fig10 = doc["experiments"]
+    # Only the standard-TCP row runs; the other rows are listed, not run.
+    assert {r["variant"]["tcp"] for r in mtcp["runs"]} == {"standard"}
+    assert [a["value"] for a in mtcp["missing_arms"]] == ["westwood", "tcp-ap", "m-tcp"]
+    pairs = {
+        r["variant"]["scenario"]: [
+            (f["src"], f["dst"], f["transport"]) for f in r["summary"]["flows"]
+        ]
+        for r in mtcp["runs"]
+    }
+    assert pairs == {
+        1: [(1, 2, "tcp-reno"), (5, 6, "tcp-reno")],
+        2: [(1, 2, "tcp-reno"), (4, 5, "tcp-reno")],
+        3: [(1, 5, "tcp-reno"), (6, 9, "tcp-reno")],
+        4: [(2, 9, "tcp-reno"), (6, 4, "tcp-reno")],
+    }
+    # The cross flows go through node 3: four hops end to end, three for scenario 4.
+    hops = {
+        r["variant"]["scenario"]: [f["hops"] for f in r["summary"]["flows"]] for r in mtcp["runs"]
+    }
+    assert hops[3] == [4, 4] and hops[4] == [3, 3]
+    assert len(mtcp["claims"]) == 6
+    assert {r["variant"]["scheme"] for r in fig10["runs"]} == {"basic"}
+    assert [a["value"] for a in fig10["missing_arms"]] == ["opet"]
+    assert len(fig10["pending_claims"]) == 3
+    assert "not yet available" in (tmp_path / "rep" / "index.md").read_text(encoding="utf-8")

@@ -22,5 +22,11 @@ def run_scenario(
     seed: int | None = None,
     duration_s: float | None = None,
     progress: Callable[[float, float], None] | None = None,
+    pcap_path: str | None = None,
+    pcap_snaplen: int = 256,
 ) -> tuple[str, str]:
-    """Runs one scenario; returns (summary JSON, traces JSON)."""
+    """Runs one scenario; returns (summary JSON, traces JSON).
+
+    With `pcap_path`, every frame put on the air is written there (pcap,
+    IEEE 802.11 with radiotap headers), at most `pcap_snaplen` bytes each.
+    """

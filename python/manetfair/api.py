@@ -4,6 +4,7 @@ the time series as columns."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -104,6 +105,7 @@ def run(
     seed: int | None = None,
     duration_s: float | None = None,
     progress: Progress | None = None,
+    pcap: str | os.PathLike[str] | None = None,
     **overrides: Any,
 ) -> RunResult:
     """Runs one scenario in the native core and returns its RunResult.
@@ -111,12 +113,18 @@ def run(
     `scenario` is a path, TOML text, a dict of scenario keys, or a Scenario.
     Keyword overrides set scenario keys, with `__` standing for the dot:
     `run("chain.toml", seed=3, mac__queue="red", flow__0__rate_kbps=400)`.
+    With `pcap`, every frame put on the air is written to that pcap file
+    (802.11 with radiotap headers; Wireshark and tcpdump read it).
     """
     keyed = {k.replace("__", "."): v for k, v in overrides.items()}
-    return run_prepared(prepare(scenario, seed, duration_s, keyed), progress)
+    return run_prepared(prepare(scenario, seed, duration_s, keyed), progress, pcap)
 
 
-def run_prepared(sc: Scenario, progress: Progress | None = None) -> RunResult:
+def run_prepared(
+    sc: Scenario,
+    progress: Progress | None = None,
+    pcap: str | os.PathLike[str] | None = None,
+) -> RunResult:
     """Runs a Scenario as it is (seed, duration and overrides already applied)."""
-    summary_json, traces_json = sc.run_in_core(progress)
+    summary_json, traces_json = sc.run_in_core(progress, pcap)
     return RunResult(json.loads(summary_json), json.loads(traces_json), sc)

@@ -237,6 +237,7 @@ class Verdict:
     tolerance: str
     deviation: float | None  # (measured - paper) / |paper|
     where: dict[str, Any]
+    measure: Mapping[str, Any] | None = None  # the claim's `measured` table
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -343,5 +344,17 @@ def evaluate(
         holds, tolerance = check(test, measured, paper, claim)
         deviation = (measured - paper) / abs(paper) if paper and math.isfinite(measured) else None
         what = str(claim["what"]).format_map(_Fmt({k: str(v) for k, v in where.items()}))
-        verdicts.append(Verdict(what, paper, measured, holds, test, tolerance, deviation, where))
+        verdicts.append(
+            Verdict(
+                what,
+                paper,
+                measured,
+                holds,
+                test,
+                tolerance,
+                deviation,
+                where,
+                dict(claim["measured"]),
+            )
+        )
     return verdicts

@@ -87,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="also write summary.json and series.parquet/.csv to DIR",
     )
+    r.add_argument(
+        "--pcap",
+        type=Path,
+        metavar="FILE",
+        help="write every frame put on the air to FILE (pcap, 802.11 + radiotap)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
 
     c = sub.add_parser("check", help="validate a scenario without running it")
@@ -223,7 +229,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()  # bad input fails here, before a progress bar appears
     with _sim_progress(args) as progress:
-        result = run_prepared(sc, progress)
+        result = run_prepared(sc, progress, args.pcap)
+    if args.pcap is not None:
+        _log(args, f"wrote {args.pcap}")
     if args.out is not None:
         for path in result.write(args.out):
             _log(args, f"wrote {path}")
@@ -316,6 +324,9 @@ def cmd_experiments(args: argparse.Namespace) -> int:
                 "description": exp.description,
                 "available": ok,
                 "reason": why,
+                "missing_arms": [
+                    {"axis": a, "value": v, "reason": r} for a, v, r in exp.missing_arms()
+                ],
             }
         )
     if args.json:
@@ -328,10 +339,17 @@ def cmd_experiments(args: argparse.Namespace) -> int:
     )
     for x in listing:
         print(
-            f"{x['id']:<{width}}  {'yes' if x['available'] else 'no':<9}  {x['paper']:<24}  "
+            f"{x['id']:<{width}}  {_availability_word(x):<9}  {x['paper']:<24}  "
             f"{x['figure']:<{fwidth}}  {x['description']}"
         )
     return EXIT_OK
+
+
+def _availability_word(entry: dict[str, Any]) -> str:
+    """yes, no, or partial: runs, but some arms wait for a scheme."""
+    if not entry["available"]:
+        return "no"
+    return "partial" if entry["missing_arms"] else "yes"
 
 
 def _on_done(args: argparse.Namespace) -> tuple[Callable[..., None], Callable[[], None]]:
@@ -419,6 +437,13 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
             f"{v.margin_text():>7}  {'holds' if v.holds else 'does not hold'}\n"
             for v in r.verdicts
         )
+        out.writelines(
+            f"  arm {axis} = {value} not yet available: {why}\n"
+            for axis, value, why in r.experiment.missing_arms()
+        )
+        pending = r.experiment.pending_claims()
+        if pending:
+            out.write(f"  {len(pending)} claim(s) wait for those arms (listed in the report)\n")
     if unavailable:
         out.write(
             f"\nnot yet available ({len(unavailable)}): "

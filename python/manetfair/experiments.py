@@ -40,6 +40,8 @@ class Axis:
 
     Either `key` (a dotted scenario key, or `layout.<param>`) receives the value,
     or `sets[str(value)]` is a table of dotted keys to set for that value.
+    `unavailable[str(value)]` says why a value (an arm: a scheme the core does not
+    have yet) is not run; the report lists it as missing.
     """
 
     name: str
@@ -47,6 +49,10 @@ class Axis:
     key: str | None = None
     sets: dict[str, dict[str, Any]] = field(default_factory=dict)
     label: str = ""
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+    def runnable(self, values: Sequence[Any]) -> list[Any]:
+        return [v for v in values if str(v) not in self.unavailable]
 
     def overrides(self, value: Any) -> dict[str, Any]:
         if self.key is not None:
@@ -85,9 +91,9 @@ class Experiment:
         return self.quick if quick else self.full
 
     def variants(self, quick: bool) -> list[dict[str, Any]]:
-        """Every combination of axis values in this mode, in axis order."""
+        """Every combination of runnable axis values in this mode, in axis order."""
         plan = self.plan(quick)
-        lists = [plan.axis_values.get(a.name, a.values) for a in self.axes]
+        lists = [a.runnable(plan.axis_values.get(a.name, a.values)) for a in self.axes]
         return [
             dict(zip([a.name for a in self.axes], combo)) for combo in itertools.product(*lists)
         ]
@@ -141,12 +147,44 @@ class Experiment:
             )
         return out
 
+    def missing_arms(self) -> list[tuple[str, Any, str]]:
+        """(axis, value, reason) of every axis value marked unavailable, in file order."""
+        return [
+            (a.name, v, a.unavailable[str(v)])
+            for a in self.axes
+            for v in a.values
+            if str(v) in a.unavailable
+        ]
+
+    def pending_claims(self) -> list[tuple[dict[str, Any], str]]:
+        """Claims that select an unavailable arm, each with the reason it cannot run yet."""
+        reasons = {(a, str(v)): why for a, v, why in self.missing_arms()}
+        out = []
+        for claim in self.claims:
+            hit = [
+                f"{name} = {value}: {reasons[(name, str(value))]}"
+                for where in _wheres(claim)
+                for name, value in where.items()
+                if (name, str(value)) in reasons
+            ]
+            if hit:
+                out.append((claim, "; ".join(dict.fromkeys(hit))))
+        return out
+
+    def runnable_claims(self) -> list[dict[str, Any]]:
+        """The claims that select only arms that can run."""
+        pending = [id(c) for c, _ in self.pending_claims()]
+        return [c for c in self.claims if id(c) not in pending]
+
     def availability(self) -> tuple[bool, str]:
-        """(available, why not): declared unavailable, or a variant the core rejects."""
+        """(available, why not): declared unavailable, every arm unavailable, or a
+        variant the core rejects."""
         if self.declared_unavailable is not None:
             return False, self.declared_unavailable
         if self.scenario is None:
             return False, "no scenario template yet"
+        if not self.variants(quick=True):
+            return False, "; ".join(f"{a} = {v}: {why}" for a, v, why in self.missing_arms())
         from manetfair import _core
 
         for variant in self.variants(quick=True):
@@ -155,6 +193,21 @@ class Experiment:
             except (_core.ScenarioError, InputError) as exc:
                 return False, f"the core does not accept its scenario yet: {exc}"
         return True, ""
+
+
+def _wheres(spec: Any) -> list[Mapping[str, Any]]:
+    """Every `where` table in a claim or measure, at any depth."""
+    found: list[Mapping[str, Any]] = []
+    if isinstance(spec, Mapping):
+        if isinstance(spec.get("where"), Mapping):
+            found.append(spec["where"])
+        for key, value in spec.items():
+            if key != "where":
+                found.extend(_wheres(value))
+    elif isinstance(spec, list):
+        for value in spec:
+            found.extend(_wheres(value))
+    return found
 
 
 def experiments_dir() -> Path:
@@ -242,16 +295,32 @@ def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
     for raw in sweep.get("axis", []):
         if "name" not in raw or "values" not in raw:
             raise InputError(f"{where}: every [[sweep.axis]] needs a name and values")
-        if ("key" in raw) == ("set" in raw):
+        # An axis of arms whose runnable values set nothing may give `unavailable` alone.
+        by_set = "set" in raw or ("key" not in raw and "unavailable" in raw)
+        if ("key" in raw) == by_set:
             raise InputError(f"{where}: axis {raw['name']} needs exactly one of key or set")
         sets = {str(k): dict(v) for k, v in dict(raw.get("set", {})).items()}
+        unavailable = {str(k): str(v) for k, v in dict(raw.get("unavailable", {})).items()}
+        for name in unavailable:
+            if name not in {str(v) for v in raw["values"]}:
+                raise InputError(
+                    f"{where}: axis {raw['name']} marks {name!r} unavailable, "
+                    "which is not one of its values"
+                )
         for value in raw["values"]:
-            if "set" in raw and str(value) not in sets:
+            if by_set and str(value) not in sets and str(value) not in unavailable:
                 raise InputError(
                     f"{where}: axis {raw['name']} has no set table for value {value!r}"
                 )
         axes.append(
-            Axis(raw["name"], list(raw["values"]), raw.get("key"), sets, raw.get("label", ""))
+            Axis(
+                raw["name"],
+                list(raw["values"]),
+                raw.get("key"),
+                sets,
+                raw.get("label", ""),
+                unavailable,
+            )
         )
     axis_names = {a.name for a in axes}
 

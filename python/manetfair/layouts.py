@@ -53,30 +53,77 @@ def chain(scenario: dict[str, Any], params: Mapping[str, Any]) -> None:
     """`nodes` nodes on a line `spacing_m` apart, numbered from `first_id` (default 0;
     papers that number nodes from 1 use 1), and `flows` identical flows (the `flow`
     table's keys) from `src` to `dst` (default: the first node to the last), the k-th
-    starting `stagger_s` × k after the template's `start_s`.
+    starting `stagger_s` × k after the template's `start_s`. `pairs` (a list of
+    [src, dst]) gives one flow per pair instead.
 
     It writes an explicit topology, so node ids in summaries are the paper's.
     """
     n = _int_param(params, "nodes", minimum=2)
     first = int(params.get("first_id", 0))
     spacing = float(params.get("spacing_m", 200.0))
-    count = _int_param(params, "flows", minimum=0) if "flows" in params else 1
-    src = int(params.get("src", first))
-    dst = int(params.get("dst", first + n - 1))
-    stagger = float(params.get("stagger_s", 0.0))
-    template = dict(params.get("flow", {}))
     scenario["topology"] = {"kind": "explicit"}
     scenario["node"] = [{"id": first + k, "x_m": spacing * k, "y_m": 0.0} for k in range(n)]
+    if "pairs" in params:
+        pairs = _pairs(params)
+    else:
+        count = _int_param(params, "flows", minimum=0) if "flows" in params else 1
+        src = int(params.get("src", first))
+        dst = int(params.get("dst", first + n - 1))
+        pairs = [(src, dst)] * count
+    scenario["flow"] = _flows(params, pairs)
+
+
+def cross(scenario: dict[str, Any], params: Mapping[str, Any]) -> None:
+    """Two perpendicular lines of 2·`arm_nodes` + 1 nodes, `spacing_m` apart, sharing
+    their middle node (the M-TCP paper's cross network, Yahia and Bíró 2007, Fig. 2).
+
+    Numbering from `first_id` (default 0): the horizontal line west to east first,
+    so its middle node is `first_id + arm_nodes`; then the vertical line north to
+    south without the shared node. With `arm_nodes = 2` and `first_id = 1`: 1 2 3 4 5
+    across, 6 7 (3) 8 9 down. Flows: one per [src, dst] of `pairs` (default the two
+    lines end to end), with the `flow` table's keys, the k-th `stagger_s` × k later.
+    """
+    a = _int_param(params, "arm_nodes", minimum=1)
+    first = int(params.get("first_id", 0))
+    spacing = float(params.get("spacing_m", 200.0))
+    nodes = [{"id": first + k, "x_m": spacing * (k - a), "y_m": 0.0} for k in range(2 * a + 1)]
+    offsets = [a - k for k in range(2 * a + 1) if k != a]
+    nodes += [
+        {"id": first + 2 * a + 1 + j, "x_m": 0.0, "y_m": spacing * off}
+        for j, off in enumerate(offsets)
+    ]
+    scenario["topology"] = {"kind": "explicit"}
+    scenario["node"] = nodes
+    if "pairs" in params:
+        pairs = _pairs(params)
+    else:
+        pairs = [(first, first + 2 * a), (first + 2 * a + 1, first + 4 * a)]
+    scenario["flow"] = _flows(params, pairs)
+
+
+def _pairs(params: Mapping[str, Any]) -> list[tuple[int, int]]:
+    raw = params["pairs"]
+    if not isinstance(raw, list) or not all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(x, int) for x in p) for p in raw
+    ):
+        raise InputError(f"layout.pairs must be a list of [src, dst] node ids, not {raw!r}")
+    return [(int(p[0]), int(p[1])) for p in raw]
+
+
+def _flows(params: Mapping[str, Any], pairs: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """One flow per (src, dst) from the `flow` template, the k-th `stagger_s` × k later."""
+    stagger = float(params.get("stagger_s", 0.0))
+    template = dict(params.get("flow", {}))
     flows = []
-    for k in range(count):
+    for k, (src, dst) in enumerate(pairs):
         flow = copy.deepcopy(template)
         flow.update({"src": src, "dst": dst})
         flow["start_s"] = float(template.get("start_s", 0.0)) + stagger * k
         flows.append(flow)
-    scenario["flow"] = flows
+    return flows
 
 
-LAYOUTS: dict[str, Layout] = {"chain": chain, "star": star}
+LAYOUTS: dict[str, Layout] = {"chain": chain, "cross": cross, "star": star}
 
 
 def apply(scenario: dict[str, Any], layout: Mapping[str, Any], origin: str) -> None:

@@ -69,6 +69,10 @@ def _index(results: Sequence[ExperimentResult]) -> tuple[str, str]:
         if r.available:
             held, total = r.holds_count()
             status = f"{held}/{total} claims hold" if total else "no claims"
+            missing = exp.missing_arms()
+            if missing:
+                arms = ", ".join(f"{a} = {v}" for a, v, _ in missing)
+                status += f"; arms not yet available: {arms}"
             link_md = f"[{exp.id}]({exp.id}.md)"
             link_html = f'<a href="{exp.id}.html">{html.escape(exp.id)}</a>'
             cls = "holds" if held == total else "fails"
@@ -136,6 +140,9 @@ def _experiment_page(r: ExperimentResult, png: str | None) -> tuple[str, str]:
         )
     hrow.append("</table>")
     body.append("".join(hrow))
+    missing_md, missing_html = _missing_section(r)
+    md.append(missing_md)
+    body.append(missing_html)
     table_md, table_html = _variant_table(r)
     md.append("\n## Runs by variant (mean ± 95% CI over seeds)\n\n" + table_md)
     body.append("<h2>Runs by variant (mean ± 95% CI over seeds)</h2>" + table_html)
@@ -145,6 +152,56 @@ def _experiment_page(r: ExperimentResult, png: str | None) -> tuple[str, str]:
     md.append("\n[all experiments](index.md)\n")
     body.append('<p><a href="index.html">all experiments</a></p>')
     return "\n".join(md), "".join(body)
+
+
+def _missing_section(r: ExperimentResult) -> tuple[str, str]:
+    """The arms this experiment cannot run yet and the claims that wait for them."""
+    exp = r.experiment
+    missing = exp.missing_arms()
+    pending = exp.pending_claims()
+    if not missing and not pending:
+        return "", ""
+    md = ["\n## Not yet available\n"]
+    body = ["<h2>Not yet available</h2>"]
+    if missing:
+        md.append("Arms not run (their scheme is not built yet):\n")
+        md.extend(f"- {a} = {v}: {why}" for a, v, why in missing)
+        body.append(
+            "<p>Arms not run (their scheme is not built yet):</p><ul>"
+            + "".join(
+                f"<li>{html.escape(f'{a} = {v}')}: {html.escape(why)}</li>" for a, v, why in missing
+            )
+            + "</ul>"
+        )
+    if pending:
+        md.append("\nClaims not evaluated until those arms exist:\n")
+        md.append("| claim | paper | waits for |\n| --- | --- | --- |")
+        md.extend(
+            f"| {_placeholders(c['what'])} | {_paper_text(c['paper'])} | {why} |"
+            for c, why in pending
+        )
+        body.append(
+            "<p>Claims not evaluated until those arms exist:</p><table><tr><th>claim</th>"
+            "<th>paper</th><th>waits for</th></tr>"
+            + "".join(
+                f"<tr><td>{html.escape(_placeholders(c['what']))}</td><td>{html.escape(_paper_text(c['paper']))}"
+                f"</td><td>{html.escape(why)}</td></tr>"
+                for c, why in pending
+            )
+            + "</table>"
+        )
+    return "\n".join(md) + "\n", "".join(body)
+
+
+def _placeholders(what: Any) -> str:
+    """A claim text whose `{axis}` placeholders (one claim per value) read as <axis>."""
+    return str(what).replace("{", "<").replace("}", ">")
+
+
+def _paper_text(paper: Any) -> str:
+    if isinstance(paper, Mapping):
+        return f"model {paper.get('model', '?')}"
+    return fmt_number(float(paper))
 
 
 def _variant_table(r: ExperimentResult) -> tuple[str, str]:
@@ -252,7 +309,20 @@ def _plot_xy(ax: Any, r: ExperimentResult, spec: Mapping[str, Any], bars: bool) 
         label = "measured" if s is None else f"{s} (measured)"
         if bars:
             pos = [p + (k - (len(series_values) - 1) / 2) * width for p in positions]
-            ax.bar(pos, means, width, yerr=halves, capsize=3, label=label)
+            bar = ax.bar(pos, means, width, yerr=halves, capsize=3, label=label)
+            ref = [(x, y) for x, y in _reference_points(r, x_name, series_name, s) if x in xs]
+            if ref:
+                name = spec.get("reference_label", "paper")
+                ax.plot(
+                    [pos[xs.index(x)] for x, _ in ref],
+                    [y for _, y in ref],
+                    linestyle="none",
+                    marker="_",
+                    markersize=18,
+                    markeredgewidth=2.5,
+                    color="black" if len(series_values) == 1 else bar.patches[0].get_facecolor(),
+                    label=f"{s} ({name})" if s is not None else name,
+                )
         else:
             line = ax.errorbar(positions, means, yerr=halves, marker="o", capsize=3, label=label)
             ref = _reference_points(r, x_name, series_name, s)
@@ -278,10 +348,14 @@ def _plot_xy(ax: Any, r: ExperimentResult, spec: Mapping[str, Any], bars: bool) 
 def _reference_points(
     r: ExperimentResult, x_name: str, series_name: str | None, s: Any
 ) -> list[tuple[Any, float]]:
-    """The paper's values of the claims that sit at one x (and this series)."""
+    """The paper's values of the claims that sit at one x (and this series) and
+    measure what the plot draws."""
     points = []
+    y = r.experiment.figure_spec.get("y")
     for v in r.verdicts:
         if x_name not in v.where or not math.isfinite(v.paper):
+            continue
+        if v.measure is not None and y is not None and dict(v.measure) != dict(y):
             continue
         if series_name is not None and str(v.where.get(series_name)) != str(s):
             continue

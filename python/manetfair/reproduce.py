@@ -86,7 +86,7 @@ def reproduce(
             if claims_mod.uses_traces([exp.claims, exp.figure_spec]):
                 result.traces = {o.run_id: store.traces(o.run_id) for o in result.outcomes}
             result.verdicts = claims_mod.evaluate(
-                exp.claims, result.runs, exp.variants(quick), model_evaluator(exp, quick)
+                exp.runnable_claims(), result.runs, exp.variants(quick), model_evaluator(exp, quick)
             )
     return results
 
@@ -95,7 +95,9 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
     """CONTRACT §4: every experiment with every run's whole summary and its claims.
 
     Fields beyond the contract: figure, description, available, reason, quick, and
-    per claim the test, tolerance, relative deviation and the variant it is about.
+    per claim the test, tolerance, relative deviation and the variant it is about;
+    `missing_arms` (axis values not run yet, with the reason) and `pending_claims`
+    (claims about those arms, not evaluated).
     """
     out = []
     for r in results:
@@ -120,6 +122,13 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
                     for o in r.outcomes
                 ],
                 "claims": [v.as_json() for v in r.verdicts],
+                "missing_arms": [
+                    {"axis": a, "value": v, "reason": why} for a, v, why in exp.missing_arms()
+                ],
+                "pending_claims": [
+                    {"what": str(c["what"]), "paper": c["paper"], "reason": why}
+                    for c, why in exp.pending_claims()
+                ],
             }
         )
     return {"experiments": out}

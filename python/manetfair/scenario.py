@@ -115,10 +115,18 @@ class Scenario:
         return str(self._call_core("check_scenario"))
 
     def run_in_core(
-        self, progress: Callable[[float, float], None] | None = None
+        self,
+        progress: Callable[[float, float], None] | None = None,
+        pcap: str | os.PathLike[str] | None = None,
     ) -> tuple[str, str]:
-        """Runs the scenario in the native core, in this process: (summary, traces) JSON."""
-        summary_json, traces_json = self._call_core("run_scenario", progress=progress)
+        """Runs the scenario in the native core, in this process: (summary, traces) JSON.
+
+        With `pcap`, every frame put on the air is written to that file.
+        """
+        extra: dict[str, Any] = {"progress": progress}
+        if pcap is not None:
+            extra["pcap_path"] = os.fspath(pcap)
+        summary_json, traces_json = self._call_core("run_scenario", **extra)
         return summary_json, traces_json
 
     def _call_core(self, name: str, **extra: Any) -> Any:

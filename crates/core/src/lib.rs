@@ -12,6 +12,7 @@ pub mod phy;
 pub mod scenario;
 pub mod sim;
 pub mod time;
+pub mod trace;
 pub mod transport;
 
 pub use time::{Duration, SimTime};

@@ -46,8 +46,11 @@ fn check_scenario(text: &str, fmt: &str, origin: &str, seed: Option<u64>, durati
 
 /// Runs a scenario to its end; returns (summary JSON, traces JSON).
 /// `progress(now_s, duration_s)` is called once per simulated second.
+/// With `pcap_path`, every frame put on the air is written there (pcap,
+/// 802.11 with radiotap), keeping at most `pcap_snaplen` bytes of each.
 #[pyfunction]
-#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None))]
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None, pcap_path = None, pcap_snaplen = 256))]
+#[allow(clippy::too_many_arguments)]
 fn run_scenario(
     py: Python<'_>,
     text: &str,
@@ -56,16 +59,32 @@ fn run_scenario(
     seed: Option<u64>,
     duration_s: Option<f64>,
     progress: Option<PyObject>,
+    pcap_path: Option<std::path::PathBuf>,
+    pcap_snaplen: usize,
 ) -> PyResult<(String, String)> {
     let sc = load(text, fmt, origin, seed, duration_s)?;
     let started = Instant::now();
     let end = sc.duration;
     let mut sim = Simulator::new(sc);
+    let mut pcap = match &pcap_path {
+        Some(p) => {
+            sim.enable_pcap(pcap_snaplen.max(64));
+            Some(
+                std::fs::File::create(p)
+                    .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", p.display())))?,
+            )
+        }
+        None => None,
+    };
     let chunk = SimTime::from_secs_f64(1.0).as_nanos();
     let mut until = SimTime(0);
     loop {
         until = SimTime((until.as_nanos() + chunk).min(end.as_nanos()));
         let done = py.allow_threads(|| sim.run_until(until));
+        if let Some(f) = pcap.as_mut() {
+            use std::io::Write;
+            f.write_all(&sim.take_pcap())?;
+        }
         py.check_signals()?;
         if let Some(cb) = &progress {
             cb.call1(py, (until.as_secs_f64(), end.as_secs_f64()))?;

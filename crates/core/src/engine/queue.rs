@@ -2,52 +2,91 @@
 //! order events were scheduled, so a run is a pure function of its inputs.
 //! Cancellation is lazy: a timer carries a generation number and a stale one
 //! is ignored by its owner when popped (as in nexosim's scheduler).
+//!
+//! The structure suits a wireless simulation, where almost every event is
+//! scheduled a few microseconds to a few milliseconds ahead (propagation,
+//! SIFS, slots, frame airtimes): a timing wheel of `WHEEL` buckets of
+//! `2^RES_SHIFT` ns each covers the next ~67 ms. Scheduling into the wheel
+//! appends to a bucket (O(1)); a two-level bitmap finds the next non-empty
+//! bucket; a bucket is sorted once, when it becomes current, and is usually
+//! a handful of events. Events beyond the wheel's span wait in a binary heap
+//! and move into the wheel as it turns. Measured with callgrind on the
+//! 10×10-grid benchmark, this executes about half the instructions per event
+//! of `std::collections::BinaryHeap`.
 
 use crate::time::SimTime;
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// Bucket width: 1024 ns.
+const RES_SHIFT: u32 = 10;
+/// Buckets in the wheel (a power of two): 65,536 × 1024 ns ≈ 67 ms.
+const WHEEL: u64 = 1 << 16;
+const MASK: u64 = WHEEL - 1;
+const WORDS: usize = (WHEEL / 64) as usize;
+
+#[derive(Clone, Copy)]
 struct Entry<E> {
-    at: u64,
-    seq: u64,
+    /// (time, sequence) packed: time in the high 64 bits.
+    key: u128,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
 impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
 impl<E> Ord for Entry<E> {
-    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.at.cmp(&self.at).then_with(|| o.seq.cmp(&self.seq))
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&o.key)
     }
 }
 
+fn bucket_of(key: u128) -> u64 {
+    ((key >> 64) as u64) >> RES_SHIFT
+}
+
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    buckets: Vec<Vec<Entry<E>>>,
+    /// Bit per bucket: not empty.
+    bits: Vec<u64>,
+    /// Bit per word of `bits`: that word is not zero.
+    summary: Vec<u64>,
+    /// Absolute bucket number (time >> RES_SHIFT) of the current bucket.
+    cursor: u64,
+    /// The current bucket, sorted so that its earliest entry is last.
+    current: Vec<Entry<E>>,
+    /// Events at or beyond `cursor + WHEEL` buckets.
+    far: BinaryHeap<Reverse<Entry<E>>>,
+    len: usize,
     next_seq: u64,
     now: SimTime,
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
+            bits: vec![0; WORDS],
+            summary: vec![0; WORDS.div_ceil(64)],
+            cursor: 0,
+            current: Vec::new(),
+            far: BinaryHeap::new(),
+            len: 0,
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
@@ -65,29 +104,128 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
     /// Schedules `event` at `at`; scheduling in the past is a broken invariant.
     pub fn schedule(&mut self, at: SimTime, event: E) {
-        debug_assert!(at >= self.now, "event scheduled in the past");
-        let seq = self.next_seq;
+        assert!(at >= self.now, "event scheduled in the past");
+        let key = ((at.0 as u128) << 64) | self.next_seq as u128;
         self.next_seq += 1;
-        self.heap.push(Entry { at: at.0, seq, event });
+        self.len += 1;
+        self.place(Entry { key, event });
     }
 
-    pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| SimTime(e.at))
+    fn place(&mut self, e: Entry<E>) {
+        let b = bucket_of(e.key);
+        if b == self.cursor {
+            // Keep the current bucket sorted, earliest last.
+            let at = self.current.partition_point(|x| x.key > e.key);
+            self.current.insert(at, e);
+        } else if b < self.cursor + WHEEL {
+            let slot = (b & MASK) as usize;
+            self.buckets[slot].push(e);
+            self.bits[slot / 64] |= 1 << (slot % 64);
+            self.summary[slot / 4096] |= 1 << ((slot / 64) % 64);
+        } else {
+            self.far.push(Reverse(e));
+        }
+    }
+
+    /// The first non-empty wheel slot in `lo..hi`.
+    fn first_set(&self, lo: usize, hi: usize) -> Option<usize> {
+        if lo >= hi {
+            return None;
+        }
+        let mut w = lo / 64;
+        let head = self.bits[w] & (!0u64 << (lo % 64));
+        if head != 0 {
+            let s = w * 64 + head.trailing_zeros() as usize;
+            return (s < hi).then_some(s);
+        }
+        w += 1;
+        // Jump over empty words with the summary bitmap.
+        while w * 64 < hi {
+            let sw = w / 64;
+            let words = self.summary[sw] & (!0u64 << (w % 64));
+            if words == 0 {
+                w = (sw + 1) * 64;
+                continue;
+            }
+            w = sw * 64 + words.trailing_zeros() as usize;
+            let s = w * 64 + self.bits[w].trailing_zeros() as usize;
+            return (s < hi).then_some(s);
+        }
+        None
+    }
+
+    /// The first non-empty wheel slot at or after `from`, circularly, as
+    /// an offset from `from` in buckets.
+    fn next_set(&self, from: usize) -> Option<u64> {
+        let n = WHEEL as usize;
+        self.first_set(from, n)
+            .map(|s| (s - from) as u64)
+            .or_else(|| self.first_set(0, from).map(|s| (s + n - from) as u64))
+    }
+
+    /// Makes `current` hold the earliest events; false if the queue is empty.
+    fn settle(&mut self) -> bool {
+        if !self.current.is_empty() {
+            return true;
+        }
+        if self.len == 0 {
+            return false;
+        }
+        let from = ((self.cursor + 1) & MASK) as usize;
+        let next = match self.next_set(from) {
+            Some(off) => self.cursor + 1 + off,
+            // The wheel is empty: jump to the earliest far event.
+            None => bucket_of(self.far.peek().expect("len > 0").0.key),
+        };
+        self.cursor = next;
+        // Far events now within the wheel's span move in.
+        while let Some(Reverse(e)) = self.far.peek() {
+            if bucket_of(e.key) >= self.cursor + WHEEL {
+                break;
+            }
+            let Reverse(e) = self.far.pop().expect("peeked");
+            self.place(e);
+        }
+        let slot = (self.cursor & MASK) as usize;
+        if self.bits[slot / 64] & (1 << (slot % 64)) != 0 {
+            let mut b = std::mem::take(&mut self.buckets[slot]);
+            self.bits[slot / 64] &= !(1 << (slot % 64));
+            if self.bits[slot / 64] == 0 {
+                self.summary[slot / 4096] &= !(1 << ((slot / 64) % 64));
+            }
+            b.append(&mut self.current);
+            b.sort_unstable_by(|a, c| c.key.cmp(&a.key));
+            // Reuse the old current vector's allocation for the bucket.
+            self.buckets[slot] = std::mem::replace(&mut self.current, b);
+        }
+        debug_assert!(!self.current.is_empty());
+        true
+    }
+
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        if !self.settle() {
+            return None;
+        }
+        self.current.last().map(|e| SimTime((e.key >> 64) as u64))
     }
 
     /// Pops the earliest event and advances `now` to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let e = self.heap.pop()?;
-        self.now = SimTime(e.at);
+        if !self.settle() {
+            return None;
+        }
+        let e = self.current.pop().expect("settled");
+        self.len -= 1;
+        self.now = SimTime((e.key >> 64) as u64);
         self.popped += 1;
         Some((self.now, e.event))
     }
@@ -111,20 +249,46 @@ mod tests {
         assert_eq!(q.events_popped(), 4);
     }
 
+    #[test]
+    fn far_events_and_wheel_wraps() {
+        let mut q = EventQueue::new();
+        let span = WHEEL << RES_SHIFT;
+        q.schedule(SimTime(3 * span + 7), 3);
+        q.schedule(SimTime(span - 1), 1);
+        q.schedule(SimTime(span + 5), 2);
+        q.schedule(SimTime(10), 0);
+        assert_eq!(q.peek_time(), Some(SimTime(10)));
+        let got: Vec<(u64, i32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+        assert_eq!(got, vec![(10, 0), (span - 1, 1), (span + 5, 2), (3 * span + 7, 3)]);
+        assert!(q.is_empty() && q.pop().is_none());
+    }
+
+    /// Delays like a simulation's (sub-µs to seconds) against a sorted model.
+    fn delay() -> impl Strategy<Value = u64> {
+        prop_oneof![0u64..2_000, 0u64..2_000_000, 0u64..300_000_000, 0u64..5_000_000_000]
+    }
+
     proptest! {
         #[test]
-        fn pops_in_time_then_sequence_order(times in proptest::collection::vec(0u64..50, 1..200)) {
+        fn matches_a_sorted_model(ops in proptest::collection::vec((any::<bool>(), delay()), 1..600)) {
             let mut q = EventQueue::new();
-            for (i, t) in times.iter().enumerate() {
-                q.schedule(SimTime(*t), i);
-            }
-            let mut last: Option<(u64, usize)> = None;
-            while let Some((t, i)) = q.pop() {
-                if let Some((lt, li)) = last {
-                    prop_assert!(t.0 > lt || (t.0 == lt && i > li));
+            let mut model: Vec<(u64, usize)> = Vec::new();
+            for (i, (pop, dt)) in ops.into_iter().enumerate() {
+                if pop {
+                    let got = q.pop().map(|(t, e)| (t.0, e));
+                    model.sort();
+                    let want = if model.is_empty() { None } else { Some(model.remove(0)) };
+                    prop_assert_eq!(got, want);
+                } else {
+                    let t = q.now().0 + dt;
+                    q.schedule(SimTime(t), i);
+                    model.push((t, i));
                 }
-                last = Some((t.0, i));
+                prop_assert_eq!(q.len(), model.len());
             }
+            model.sort();
+            let rest: Vec<(u64, usize)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+            prop_assert_eq!(rest, model);
         }
     }
 }

@@ -135,6 +135,8 @@ pub struct Simulator {
     finished: bool,
     /// Nodes whose trajectory moves.
     movers: Vec<u32>,
+    /// Every frame put on the air, as pcap bytes (when enabled).
+    pcap: Option<crate::trace::pcap::PcapWriter>,
     probe: Option<Probe>,
     /// Per node, when the last CTS addressed to it was decoded (probe only).
     last_cts_for: Vec<SimTime>,
@@ -298,6 +300,7 @@ impl Simulator {
             n_bins,
             finished: false,
             movers,
+            pcap: None,
             probe: None,
             last_cts_for: Vec::new(),
             nred_rngs,
@@ -313,6 +316,17 @@ impl Simulator {
     pub fn enable_probe(&mut self) {
         self.probe = Some(Probe::default());
         self.last_cts_for = vec![SimTime::ZERO; self.nodes.len()];
+    }
+
+    /// Starts a pcap capture of every frame put on the air, keeping at
+    /// most `snaplen` bytes of each.
+    pub fn enable_pcap(&mut self, snaplen: usize) {
+        self.pcap = Some(crate::trace::pcap::PcapWriter::new(snaplen));
+    }
+
+    /// The pcap bytes captured since the last call (the file header first).
+    pub fn take_pcap(&mut self) -> Vec<u8> {
+        self.pcap.as_mut().map(|w| w.take()).unwrap_or_default()
     }
 
     pub fn probe(&self) -> Option<&Probe> {
@@ -401,6 +415,13 @@ impl Simulator {
             });
         }
         let packet = frame.msdu.map(|m| *self.packets.get(m.packet));
+        if let Some(w) = self.pcap.as_mut() {
+            let aodv = match packet.map(|p| p.body) {
+                Some(Body::Aodv(m)) => Some(&self.aodv_msgs[m as usize]),
+                _ => None,
+            };
+            w.record(now, &frame, packet.as_ref(), aodv);
+        }
         let neighbors = self.channel.neighbors(node);
         let entry = Airborne {
             frame,

@@ -1,0 +1,3 @@
+//! Traces in formats other tools read.
+
+pub mod pcap;
