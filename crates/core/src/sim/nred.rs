@@ -430,6 +430,29 @@ start_s = 1.0
     }
 
     #[test]
+    fn busy_estimate_lies_between_physical_and_physical_plus_virtual_busy() {
+        // U_busy counts time with the radio busy or the NAV set: at least the
+        // radio's busy fraction, at most that plus the NAV's.
+        let text = exposed("droptail", "[trace]\nneighborhood_node = 2\n");
+        let mut sc = load(&text, Format::Toml, None, None).unwrap();
+        sc.nred.w_q = 1.0; // the estimate is then the last interval's q
+        let (_, t) = run(sc);
+        let nb = t.neighborhood.unwrap();
+        let idx = 1; // node 2 in file order
+        let w_over_c = 2e6 / 8192.0;
+        let (mut lo, mut hi, mut est) = (0.0, 0.0, 0.0);
+        for b in 5..24 {
+            lo += t.radio_busy_frac[idx][b];
+            hi += t.radio_busy_frac[idx][b] + t.nav_busy_frac[idx][b];
+            est += nb.estimate_avg[b] / w_over_c;
+        }
+        // The estimate samples the last 100 ms of each bin: allow 5 points.
+        let n = 19.0;
+        assert!(est / n >= lo / n - 0.05 && est / n <= hi / n + 0.05, "{lo} {est} {hi}");
+        assert!(hi - lo > 0.1, "the NAV adds busy time here: {lo} {hi}");
+    }
+
+    #[test]
     fn red_drops_early_under_overload() {
         let text = r#"
 duration_s = 10.0
