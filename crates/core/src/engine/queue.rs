@@ -203,7 +203,7 @@ impl<E: Copy> EventQueue<E> {
                 self.summary[slot / 4096] &= !(1 << ((slot / 64) % 64));
             }
             b.append(&mut self.current);
-            b.sort_unstable_by(|a, c| c.key.cmp(&a.key));
+            b.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
             // Reuse the old current vector's allocation for the bucket.
             self.buckets[slot] = std::mem::replace(&mut self.current, b);
         }
