@@ -413,6 +413,16 @@ start_s = 1.0
     }
 
     #[test]
+    fn nred_runs_are_deterministic() {
+        let text = exposed("nred", "[trace]\nneighborhood_node = 2\n");
+        let go = || {
+            let (s, t) = run(load(&text, Format::Toml, None, None).unwrap());
+            (s.to_json(), t.to_json())
+        };
+        assert_eq!(go(), go());
+    }
+
+    #[test]
     fn droptail_with_a_traced_node_estimates_without_acting() {
         let text = exposed("droptail", "[trace]\nneighborhood_node = 2\n");
         let sc = load(&text, Format::Toml, None, None).unwrap();
