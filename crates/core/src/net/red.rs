@@ -169,10 +169,12 @@ impl Red {
     /// m = idle / s empty-queue arrivals had been seen.
     pub fn update_avg(&mut self, now: SimTime, qlen: usize) {
         let w = self.cfg.w_q;
-        match self.idle_since.take() {
+        match self.idle_since {
             Some(since) if qlen == 0 => {
                 let m = now.saturating_since(since).as_secs_f64() / self.cfg.pkt_time_s;
                 self.avg *= (1.0 - w).powf(m);
+                // Still idle until a packet is queued; aged up to now.
+                self.idle_since = Some(now);
             }
             _ => self.avg = (1.0 - w) * self.avg + w * qlen as f64,
         }
@@ -255,6 +257,12 @@ mod tests {
         // 0.1 s idle = 50 packet times: avg <- (1 - w)^50 avg.
         r.update_avg(SimTime::from_secs_f64(1.1), 0);
         assert!((r.avg() - before * 0.99f64.powf(50.0)).abs() < 1e-9);
+        // An arrival dropped into the idle queue does not end the idle
+        // period: the next one ages the average from the previous arrival.
+        let aged = r.avg();
+        r.update_avg(SimTime::from_secs_f64(1.12), 0);
+        assert!((r.avg() - aged * 0.99f64.powf(10.0)).abs() < 1e-9);
+        r.handle_queue_busy();
         // Back to the plain average once packets are queued again.
         let a = r.avg();
         r.update_avg(SimTime::from_secs_f64(1.2), 4);
