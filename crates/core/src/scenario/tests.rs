@@ -161,3 +161,30 @@ fn overrides_apply_before_validation() {
     assert_eq!((sc.seed, sc.duration), (9, SimTime::from_secs_f64(20.0)));
     assert!(load(&flow(""), Format::Toml, None, Some(-3.0)).is_err());
 }
+
+#[test]
+fn queue_scheme_tables_are_checked_and_filled_in() {
+    // Without the scheme its table stays out of the canonical form.
+    let plain = load(&flow(""), Format::Toml, None, None).unwrap();
+    assert!(!plain.canonical_json().contains("\"nred\""));
+    let text = flow("[mac]\nqueue = \"nred\"\n[nred]\nw = 11e6\nmax_p = 0.1\n");
+    let sc = load(&text, Format::Toml, None, None).unwrap();
+    assert_eq!(sc.queue, QueueKind::Nred);
+    assert_eq!((sc.nred.w_bps, sc.nred.max_p, sc.nred.min_th), (11e6, 0.1, 100.0));
+    let canon = sc.canonical_json();
+    assert!(canon.contains("\"W\":11000000.0"), "{canon}");
+    assert_eq!(load(&canon, Format::Json, None, None).unwrap(), sc);
+    let red = load(&flow("[mac]\nqueue = \"red\"\n"), Format::Toml, None, None).unwrap();
+    assert_eq!(red.file.red, Some(crate::net::red::RedConfig::default()));
+    assert_err(&flow("[red]\nmax_p = 1.5\n"), "red.max_p", &["1.5", "(0, 1]"]);
+    assert_err(
+        &flow("[nred]\nincoming = \"some\"\n"),
+        "nred.incoming",
+        &["\"all\"", "\"forwarding\""],
+    );
+    assert_err(
+        &flow("[trace]\nneighborhood_node = 99\n"),
+        "trace.neighborhood_node",
+        &["99"],
+    );
+}
