@@ -260,6 +260,8 @@ def plot(r: ExperimentResult, path: Path) -> bool:
             _plot_nodes(ax, r, spec)
         elif kind == "timeseries":
             _plot_timeseries(ax, r, spec)
+        elif kind == "trace":
+            _plot_trace(ax, r, spec)
         else:
             raise ValueError(f"{r.experiment.id}: unknown plot kind {kind!r}")
         ax.set_title(spec.get("title", f"{r.experiment.id}: {r.experiment.figure}"), fontsize=10)
@@ -412,6 +414,40 @@ def _plot_nodes(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
     ax.set_xticklabels(labels[:n_nodes])
     ax.set_xlabel(spec.get("xlabel", "node"))
     ax.set_ylabel(spec.get("ylabel", str(spec["trace"])))
+
+
+def _trace_mean(runs: Sequence[Any], path: str) -> list[float]:
+    """One trace path's series, averaged bin by bin over the runs that have it."""
+    series = []
+    for x in runs:
+        if x.traces is not None:
+            values = claims_mod.walk(x.traces, path.split("."), path)
+            series.append([math.nan if v is None else float(v) for v in values])
+    if not series:
+        return []
+    length = min(len(s) for s in series)
+    return [sum(s[i] for s in series) / len(series) for i in range(length)]
+
+
+def _plot_trace(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
+    """A trace path over time (mean over the selected runs); `twin_trace`, if
+    given, on a second y axis (for two series in different units)."""
+    runs = [x for x in r.runs if claims_mod.matches(x.variant, dict(spec.get("where", {})))]
+    mean = _trace_mean(runs, str(spec["trace"]))
+    ax.plot(range(len(mean)), mean, label=str(spec.get("label", spec["trace"])))
+    ax.set_xlabel(spec.get("xlabel", "time (s)"))
+    ax.set_ylabel(spec.get("ylabel", str(spec["trace"])))
+    if "twin_trace" in spec:
+        other = ax.twinx()
+        twin = _trace_mean(runs, str(spec["twin_trace"]))
+        other.plot(
+            range(len(twin)),
+            twin,
+            color="tab:orange",
+            label=str(spec.get("twin_label", spec["twin_trace"])),
+        )
+        other.set_ylabel(spec.get("twin_ylabel", str(spec["twin_trace"])))
+        other.legend(fontsize=8, loc="lower right")
 
 
 def _plot_timeseries(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
