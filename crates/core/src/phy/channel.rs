@@ -37,6 +37,9 @@ pub struct Channel {
     cs_range_m: f64,
     positions: Vec<Position>,
     neighbors: Vec<Vec<Neighbor>>,
+    /// Per node, indices into its neighbour list by increasing delay (then
+    /// id): signals scheduled in this order reach the event queue in time order.
+    by_delay: Vec<Vec<u32>>,
     grid: HashMap<(i64, i64), Vec<u32>>,
 }
 
@@ -52,6 +55,7 @@ impl Channel {
             cs_range_m,
             positions,
             neighbors: vec![Vec::new(); n],
+            by_delay: vec![Vec::new(); n],
             grid: HashMap::new(),
         };
         for i in 0..n as u32 {
@@ -60,8 +64,22 @@ impl Channel {
         }
         for i in 0..n as u32 {
             ch.neighbors[i as usize] = ch.compute_neighbors(i);
+            ch.order_by_delay(i);
         }
         ch
+    }
+
+    fn order_by_delay(&mut self, i: u32) {
+        let list = &self.neighbors[i as usize];
+        let mut order: Vec<u32> = (0..list.len() as u32).collect();
+        order.sort_by_key(|&k| (list[k as usize].delay, list[k as usize].node));
+        self.by_delay[i as usize] = order;
+    }
+
+    /// Nodes within carrier-sense range of `node`, by increasing propagation delay.
+    pub fn neighbors_by_delay(&self, node: u32) -> impl Iterator<Item = &Neighbor> {
+        let list = &self.neighbors[node as usize];
+        self.by_delay[node as usize].iter().map(move |&k| &list[k as usize])
     }
 
     pub fn len(&self) -> usize {
@@ -148,7 +166,7 @@ impl Channel {
             self.grid.entry(new_cell).or_default().push(node);
         }
         let old: Vec<u32> = self.neighbors[node as usize].iter().map(|n| n.node).collect();
-        for j in old {
+        for &j in &old {
             self.neighbors[j as usize].retain(|n| n.node != node);
         }
         let fresh = self.compute_neighbors(node);
@@ -158,7 +176,11 @@ impl Channel {
             let at = list.partition_point(|n| n.node < node);
             list.insert(at, back);
         }
+        let touched: Vec<u32> = old.into_iter().chain(fresh.iter().map(|n| n.node)).collect();
         self.neighbors[node as usize] = fresh;
+        for j in touched.into_iter().chain([node]) {
+            self.order_by_delay(j);
+        }
     }
 }
 
@@ -201,5 +223,8 @@ mod tests {
         assert_eq!(ids, vec![0, 2]);
         let fresh = chain(3, 200.0);
         assert_eq!(fresh.neighbors(0).len(), 2);
+        // Node 1 sees 0 at 200 m and 2 at about 112 m: nearer first.
+        let near: Vec<u32> = ch.neighbors_by_delay(1).map(|n| n.node).collect();
+        assert_eq!(near, vec![2, 0]);
     }
 }

@@ -422,11 +422,10 @@ impl Simulator {
             };
             w.record(now, &frame, packet.as_ref(), aodv);
         }
-        let neighbors = self.channel.neighbors(node);
         let entry = Airborne {
             frame,
             packet,
-            pending: neighbors.len() as u32 + 1,
+            pending: self.channel.neighbors(node).len() as u32 + 1,
         };
         let id = match self.air_free.pop() {
             Some(i) => {
@@ -439,7 +438,8 @@ impl Simulator {
             }
         };
         let airtime = frame.airtime();
-        for nb in neighbors {
+        // Nearest first, so that the signals reach the queue in time order.
+        for nb in self.channel.neighbors_by_delay(node) {
             let start = now + nb.delay;
             self.q.schedule(
                 start,
