@@ -64,6 +64,9 @@ pub struct EventQueue<E> {
     /// The current bucket, sorted by key; entries before `head` are popped.
     current: Vec<Entry<E>>,
     head: usize,
+    /// Emptied bucket vectors, kept for reuse so that scheduling does not
+    /// allocate and idle buckets hold no memory.
+    pool: Vec<Vec<Entry<E>>>,
     /// Events at or beyond `cursor + WHEEL` buckets.
     far: BinaryHeap<Reverse<Entry<E>>>,
     len: usize,
@@ -87,6 +90,7 @@ impl<E: Copy> EventQueue<E> {
             cursor: 0,
             current: Vec::new(),
             head: 0,
+            pool: Vec::new(),
             far: BinaryHeap::new(),
             len: 0,
             next_seq: 0,
@@ -134,7 +138,13 @@ impl<E: Copy> EventQueue<E> {
             }
         } else if b < self.cursor + WHEEL {
             let slot = (b & MASK) as usize;
-            self.buckets[slot].push(e);
+            let bucket = &mut self.buckets[slot];
+            if bucket.capacity() == 0 {
+                if let Some(v) = self.pool.pop() {
+                    *bucket = v;
+                }
+            }
+            bucket.push(e);
             self.bits[slot / 64] |= 1 << (slot % 64);
             self.summary[slot / 4096] |= 1 << ((slot / 64) % 64);
         } else {
@@ -213,8 +223,10 @@ impl<E: Copy> EventQueue<E> {
             b.append(&mut self.current);
             // Mostly in order already (signals are scheduled nearest first).
             b.sort_unstable_by_key(|e| e.key);
-            // Reuse the old current vector's allocation for the bucket.
-            self.buckets[slot] = std::mem::replace(&mut self.current, b);
+            let old = std::mem::replace(&mut self.current, b);
+            if old.capacity() > 0 {
+                self.pool.push(old);
+            }
         }
         debug_assert!(self.head < self.current.len());
         true
