@@ -1,114 +1,155 @@
 //! Static routing: hop-count shortest paths over the transmission-range
-//! connectivity graph, computed once by breadth-first search from each
-//! destination in use. Ties break towards the lowest node index, so routes
-//! are deterministic. A flow's explicit `route` overrides them (its ACKs
-//! take the reverse path).
+//! connectivity graph, computed once per flow by breadth-first search from
+//! its destination (for data) and from its source (for the flow's ACKs).
+//! The next hop is the lowest-index neighbour one hop closer, so routes are
+//! deterministic. A flow's explicit `route` overrides them (its ACKs take
+//! the reverse path). Only the nodes on each path are stored: memory grows
+//! with flows × hops, not with flows × nodes.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 pub const UNREACHABLE: u32 = u32::MAX;
 
-#[derive(Default)]
-pub struct StaticRoutes {
-    /// For each destination in use: next hop of every node (or UNREACHABLE).
-    by_dst: BTreeMap<u32, Vec<u32>>,
-    /// Per flow: (node, next hop) along the explicit path, both directions.
-    explicit: Vec<Option<ExplicitPath>>,
+/// Breadth-first search that stops once the layer holding `stop` is done:
+/// every node nearer to the root than `stop` has its exact distance.
+pub struct Bfs {
+    dist: Vec<u32>,
+    touched: Vec<u32>,
+    queue: VecDeque<u32>,
 }
 
-#[derive(Clone, Debug)]
-struct ExplicitPath {
+impl Bfs {
+    pub fn new(nodes: usize) -> Self {
+        Bfs {
+            dist: vec![UNREACHABLE; nodes],
+            touched: Vec::new(),
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Distances from `root`, complete up to the distance of `stop`.
+    /// Returns the distance of `stop` (UNREACHABLE if none).
+    pub fn run(&mut self, adj: &[Vec<u32>], root: u32, stop: u32) -> u32 {
+        for &v in &self.touched {
+            self.dist[v as usize] = UNREACHABLE;
+        }
+        self.touched.clear();
+        self.queue.clear();
+        self.dist[root as usize] = 0;
+        self.touched.push(root);
+        self.queue.push_back(root);
+        while let Some(v) = self.queue.pop_front() {
+            let d = self.dist[v as usize];
+            if d >= self.dist[stop as usize] {
+                break;
+            }
+            for &u in &adj[v as usize] {
+                if self.dist[u as usize] == UNREACHABLE {
+                    self.dist[u as usize] = d + 1;
+                    self.touched.push(u);
+                    self.queue.push_back(u);
+                }
+            }
+        }
+        self.dist[stop as usize]
+    }
+
+    pub fn dist(&self, v: u32) -> u32 {
+        self.dist[v as usize]
+    }
+
+    /// The shortest path from `from` to the last root, lowest-index
+    /// neighbour first at every step; None if unreachable.
+    pub fn path(&mut self, adj: &[Vec<u32>], root: u32, from: u32) -> Option<Vec<u32>> {
+        if self.run(adj, root, from) == UNREACHABLE {
+            return None;
+        }
+        let mut path = vec![from];
+        let mut at = from;
+        while at != root {
+            let d = self.dist[at as usize];
+            at = adj[at as usize]
+                .iter()
+                .copied()
+                .filter(|&u| self.dist[u as usize] == d - 1)
+                .min()
+                .expect("a node at distance d has a neighbour at d - 1");
+            path.push(at);
+        }
+        Some(path)
+    }
+}
+
+/// Hop distance between two nodes (UNREACHABLE if none).
+pub fn hop_distance(adj: &[Vec<u32>], from: u32, to: u32) -> u32 {
+    Bfs::new(adj.len()).run(adj, to, from)
+}
+
+#[derive(Clone, Debug, Default)]
+struct FlowPaths {
     src: u32,
     dst: u32,
+    /// (node, next hop) towards `dst` and towards `src`.
     forward: Vec<(u32, u32)>,
     reverse: Vec<(u32, u32)>,
 }
 
-/// Hop distances from `dst` (UNREACHABLE where there is no path).
-pub fn hop_distances(adj: &[Vec<u32>], dst: u32) -> Vec<u32> {
-    let mut dist = vec![UNREACHABLE; adj.len()];
-    dist[dst as usize] = 0;
-    let mut q = VecDeque::from([dst]);
-    while let Some(v) = q.pop_front() {
-        for &u in &adj[v as usize] {
-            if dist[u as usize] == UNREACHABLE {
-                dist[u as usize] = dist[v as usize] + 1;
-                q.push_back(u);
-            }
-        }
-    }
-    dist
+fn hops_of(path: &[u32]) -> Vec<(u32, u32)> {
+    path.windows(2).map(|w| (w[0], w[1])).collect()
+}
+
+#[derive(Default)]
+pub struct StaticRoutes {
+    flows: Vec<Option<FlowPaths>>,
 }
 
 impl StaticRoutes {
-    /// `adj[v]` lists v's neighbours within transmission range, ascending.
-    pub fn new(adj: &[Vec<u32>], dsts: impl IntoIterator<Item = u32>, flows: usize) -> Self {
-        let mut by_dst = BTreeMap::new();
-        for d in dsts {
-            by_dst.entry(d).or_insert_with(|| {
-                let dist = hop_distances(adj, d);
-                (0..adj.len())
-                    .map(|v| {
-                        if v as u32 == d || dist[v] == UNREACHABLE {
-                            return UNREACHABLE;
-                        }
-                        adj[v]
-                            .iter()
-                            .copied()
-                            .find(|&u| dist[u as usize] + 1 == dist[v])
-                            .unwrap_or(UNREACHABLE)
-                    })
-                    .collect()
-            });
-        }
-        StaticRoutes {
-            by_dst,
-            explicit: vec![None; flows],
-        }
+    /// `adj[v]` lists v's neighbours within transmission range; `flows`
+    /// gives each flow's (src, dst, explicit path if any).
+    pub fn new(adj: &[Vec<u32>], flows: &[(u32, u32, Option<&[u32]>)]) -> Self {
+        let mut bfs = Bfs::new(adj.len());
+        let flows = flows
+            .iter()
+            .map(|&(src, dst, explicit)| {
+                let (forward, reverse) = match explicit {
+                    Some(path) => {
+                        let back: Vec<u32> = path.iter().rev().copied().collect();
+                        (hops_of(path), hops_of(&back))
+                    }
+                    None => {
+                        let fwd = bfs.path(adj, dst, src)?;
+                        let rev = bfs.path(adj, src, dst)?;
+                        (hops_of(&fwd), hops_of(&rev))
+                    }
+                };
+                Some(FlowPaths {
+                    src,
+                    dst,
+                    forward,
+                    reverse,
+                })
+            })
+            .collect();
+        StaticRoutes { flows }
     }
 
-    /// Pins `flow` to `path` (node indices from source to destination).
-    pub fn set_explicit(&mut self, flow: u32, path: &[u32]) {
-        self.explicit[flow as usize] = Some(ExplicitPath {
-            src: path[0],
-            dst: path[path.len() - 1],
-            forward: path.windows(2).map(|w| (w[0], w[1])).collect(),
-            reverse: path.windows(2).map(|w| (w[1], w[0])).collect(),
-        });
-    }
-
+    /// Next hop at `node` of a packet of `flow` going to `dst` (the flow's
+    /// destination, or its source for ACKs).
     pub fn next_hop(&self, node: u32, dst: u32, flow: Option<u32>) -> Option<u32> {
-        if let Some(p) = flow
-            .and_then(|f| self.explicit.get(f as usize))
-            .and_then(|x| x.as_ref())
-        {
-            let hops = if dst == p.dst {
-                &p.forward
-            } else if dst == p.src {
-                &p.reverse
-            } else {
-                return None;
-            };
-            return hops.iter().find(|(from, _)| *from == node).map(|(_, to)| *to);
-        }
-        self.by_dst
-            .get(&dst)
-            .map(|nh| nh[node as usize])
-            .filter(|&h| h != UNREACHABLE)
+        let p = self.flows.get(flow? as usize)?.as_ref()?;
+        let hops = if dst == p.dst {
+            &p.forward
+        } else if dst == p.src {
+            &p.reverse
+        } else {
+            return None;
+        };
+        hops.iter().find(|(from, _)| *from == node).map(|(_, to)| *to)
     }
 
-    /// Hop count of the route from `src` to `dst`, if any.
-    pub fn hops(&self, src: u32, dst: u32, flow: Option<u32>) -> Option<u32> {
-        let mut at = src;
-        let mut n = 0;
-        while at != dst {
-            at = self.next_hop(at, dst, flow)?;
-            n += 1;
-            if n > 1_000_000 {
-                return None;
-            }
-        }
-        Some(n)
+    /// Hop count of the flow's data path.
+    pub fn hops(&self, flow: u32) -> Option<u32> {
+        self.flows.get(flow as usize)?.as_ref().map(|p| p.forward.len() as u32)
     }
 }
 
@@ -125,29 +166,68 @@ mod tests {
 
     #[test]
     fn shortest_paths_with_lowest_id_ties() {
-        let r = StaticRoutes::new(&diamond(), [3, 0], 1);
-        assert_eq!(r.next_hop(0, 3, None), Some(1));
-        assert_eq!(r.next_hop(3, 0, None), Some(1));
-        assert_eq!(r.hops(0, 3, None), Some(2));
-        assert_eq!(r.next_hop(3, 3, None), None);
+        let r = StaticRoutes::new(&diamond(), &[(0, 3, None)]);
+        assert_eq!(r.next_hop(0, 3, Some(0)), Some(1));
+        assert_eq!(r.next_hop(1, 3, Some(0)), Some(3));
+        assert_eq!(r.next_hop(3, 0, Some(0)), Some(1));
+        assert_eq!(r.hops(0), Some(2));
+        assert_eq!(r.next_hop(3, 3, Some(0)), None);
+        assert_eq!(r.next_hop(0, 3, None), None);
     }
 
     #[test]
     fn explicit_route_both_directions() {
-        let mut r = StaticRoutes::new(&diamond(), [3, 0], 1);
-        r.set_explicit(0, &[0, 2, 3]);
+        let path = [0, 2, 3];
+        let r = StaticRoutes::new(&diamond(), &[(0, 3, Some(&path[..]))]);
         assert_eq!(r.next_hop(0, 3, Some(0)), Some(2));
         assert_eq!(r.next_hop(2, 3, Some(0)), Some(3));
         assert_eq!(r.next_hop(3, 0, Some(0)), Some(2));
         assert_eq!(r.next_hop(2, 0, Some(0)), Some(0));
-        assert_eq!(r.hops(0, 3, Some(0)), Some(2));
+        assert_eq!(r.hops(0), Some(2));
     }
 
     #[test]
     fn unreachable() {
         let adj = vec![vec![1], vec![0], vec![]];
-        let r = StaticRoutes::new(&adj, [2], 0);
-        assert_eq!(r.next_hop(0, 2, None), None);
-        assert_eq!(hop_distances(&adj, 2)[0], UNREACHABLE);
+        let r = StaticRoutes::new(&adj, &[(0, 2, None)]);
+        assert_eq!(r.next_hop(0, 2, Some(0)), None);
+        assert_eq!(r.hops(0), None);
+        assert_eq!(hop_distance(&adj, 0, 2), UNREACHABLE);
+        assert_eq!(hop_distance(&adj, 0, 1), 1);
+    }
+
+    #[test]
+    fn early_stop_keeps_exact_distances_on_a_grid() {
+        // A 5 x 5 grid, 4-neighbour links: distances are Manhattan.
+        let n = 5u32;
+        let adj: Vec<Vec<u32>> = (0..n * n)
+            .map(|v| {
+                let (r, c) = (v / n, v % n);
+                let mut a = Vec::new();
+                if r > 0 {
+                    a.push(v - n);
+                }
+                if c > 0 {
+                    a.push(v - 1);
+                }
+                if c + 1 < n {
+                    a.push(v + 1);
+                }
+                if r + 1 < n {
+                    a.push(v + n);
+                }
+                a
+            })
+            .collect();
+        let mut bfs = Bfs::new(adj.len());
+        let path = bfs.path(&adj, 24, 0).unwrap();
+        assert_eq!(path.len(), 9);
+        // Lowest index first: along row 0 is never chosen over column 0
+        // unless lower; from 0 the neighbours are 1 and 5, so 1.
+        assert_eq!(path[1], 1);
+        for w in path.windows(2) {
+            assert!(adj[w[0] as usize].contains(&w[1]));
+        }
+        assert_eq!(bfs.run(&adj, 12, 0), 4);
     }
 }

@@ -10,7 +10,7 @@ pub use file::ScenarioFile;
 
 use crate::app::onoff::OnOffConfig;
 use crate::mac::DcfConfig;
-use crate::net::static_routes::{hop_distances, UNREACHABLE};
+use crate::net::static_routes::{Bfs, UNREACHABLE};
 use crate::net::QueueKind;
 use crate::phy::channel::Position;
 use crate::phy::Rate;
@@ -409,6 +409,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         .collect();
 
     let mut flows = Vec::with_capacity(file.flows.len());
+    let mut bfs = Bfs::new(adj.len());
     for (i, f) in file.flows.iter().enumerate() {
         let k = |s: &str| format!("flow[{i}].{s}");
         let src = index_of(&k("src"), f.src)?;
@@ -529,7 +530,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
             }
         };
         // With fixed nodes a destination without a path now never has one.
-        if !moving && route.is_none() && hop_distances(&adj, dst)[src as usize] == UNREACHABLE {
+        if !moving && route.is_none() && bfs.run(&adj, dst, src) == UNREACHABLE {
             return Err(ScenarioError::new(
                 k("dst"),
                 format!(

@@ -190,13 +190,13 @@ impl Simulator {
                     .collect()
             })
             .collect();
-        let dsts = sc.flows.iter().flat_map(|f| [f.dst, f.src]);
-        let mut routes = StaticRoutes::new(&adj, dsts, sc.flows.len());
-        for (i, f) in sc.flows.iter().enumerate() {
-            if let Some(path) = &f.route {
-                routes.set_explicit(i as u32, path);
-            }
-        }
+        let routes = if sc.routing == RoutingKind::Static {
+            let flows: Vec<(u32, u32, Option<&[u32]>)> =
+                sc.flows.iter().map(|f| (f.src, f.dst, f.route.as_deref())).collect();
+            StaticRoutes::new(&adj, &flows)
+        } else {
+            StaticRoutes::default()
+        };
         let n_bins = (sc.duration.as_nanos().div_ceil(BIN.as_nanos())) as usize;
         let mut q = EventQueue::new();
         let flows = sc
@@ -243,7 +243,7 @@ impl Simulator {
                     delivered: 0,
                     delay_sum: Duration::ZERO,
                     hops: (sc.routing == RoutingKind::Static)
-                        .then(|| routes.hops(f.src, f.dst, Some(i as u32)))
+                        .then(|| routes.hops(i as u32))
                         .flatten(),
                 }
             })
