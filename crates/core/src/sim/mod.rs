@@ -37,7 +37,8 @@ struct Node {
     radio: Radio,
     mac: Dcf,
     queue: InterfaceQueue,
-    aodv: Option<Aodv<u32>>,
+    /// Boxed: most runs have no AODV, and the node stays small.
+    aodv: Option<Box<Aodv<u32>>>,
     aodv_timer: Armed,
     /// NRED's agent (`mac.queue = "nred"`, or the traced node).
     nred: Option<Box<nred::NredNode>>,
@@ -174,7 +175,7 @@ impl Simulator {
                     })
                 }),
                 aodv: (sc.routing == RoutingKind::Aodv)
-                    .then(|| Aodv::new(i as u32, &sc.aodv, stream(sc.seed, i as u64, Purpose::Routing))),
+                    .then(|| Box::new(Aodv::new(i as u32, &sc.aodv, stream(sc.seed, i as u64, Purpose::Routing)))),
                 aodv_timer: Armed::default(),
                 idle_at_bin: Duration::ZERO,
                 nav_at_bin: Duration::ZERO,
