@@ -591,19 +591,32 @@ def check_section(check: Json | None) -> list[str]:
     lines += [
         (
             "Two nodes at distance d; node 0 sends 100 UDP packets of 500 bytes (broadcast, "
-            "then unicast with RTS/CTS); packets node 1's application received:"
+            "then unicast with RTS/CTS); packets node 1's application received, and the "
+            "frames each node put on the air during the unicast flow (RTS + DATA from the "
+            "sender and CTS + ACK from the receiver per packet when RTS/CTS is on; 7 RTS "
+            "attempts per packet when nothing answers):"
         ),
         "",
-        "| d (m) | broadcast received | unicast received |",
-        "| ---: | ---: | ---: |",
+        (
+            "| d (m) | broadcast received | unicast received | unicast: sender frames "
+            "| unicast: receiver frames |"
+        ),
+        "| ---: | ---: | ---: | ---: | ---: |",
     ]
     decode_ok = True
     for row in check["decode"]:
         d = float(row["distance_m"])
-        lines.append(f"| {d:g} | {row['broadcast_received']} | {row['unicast_received']} |")
+        lines.append(
+            f"| {d:g} | {row['broadcast_received']} | {row['unicast_received']} "
+            f"| {row.get('unicast_frames_sender', '–')} | {row.get('unicast_frames_receiver', '–')} |"
+        )
         expect = d <= TX_RANGE_M
         got = row["broadcast_received"] > 0 and row["unicast_received"] > 0
         decode_ok &= expect == got
+        if expect and "unicast_frames_sender" in row:
+            # RTS/CTS before every data frame: two frames each way per delivered packet.
+            pairs = 2 * int(row["unicast_received"])
+            decode_ok &= row["unicast_frames_sender"] == row["unicast_frames_receiver"] == pairs
     cs = check["carrier_sense"]
     alone = int(cs["one_sender_frames"])
     lines += [
@@ -627,7 +640,8 @@ def check_section(check: Json | None) -> list[str]:
     lines += [
         "",
         (
-            f"**{verdict}**: frames decode up to {TX_RANGE_M:g} m and not beyond; "
+            f"**{verdict}**: frames decode up to {TX_RANGE_M:g} m and not beyond, with RTS/CTS "
+            "before each unicast frame; "
             f"carrier sense reaches {CS_RANGE_M:g} m and not beyond."
         ),
         "",

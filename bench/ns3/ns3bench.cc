@@ -3,6 +3,7 @@
 // Usage:
 //   ns3bench run SCENARIO.txt [--seed N]   one scenario, one JSON line on stdout
 //   ns3bench check                          radio range checks, one JSON line on stdout
+//   ns3bench settings                       attribute values in effect, one JSON line
 //
 // The settings reproduce the classic ns-2 802.11b setup (250 m decode range,
 // 550 m carrier sense, two-ray ground at 914 MHz); every value is listed in
@@ -456,6 +457,27 @@ RunScenario(const std::string& path, int64_t seedOverride)
 // Range checks: do frames decode at a distance, and does carrier sense reach it?
 
 uint32_t g_received = 0;
+uint32_t g_txBegins[2] = {0, 0};
+
+void
+OnPhyTxBegin(uint32_t* counter, Ptr<const Packet>, double)
+{
+    ++*counter;
+}
+
+/// Counts frames each of the two nodes puts on the air.
+void
+CountTxFrames(const Network& net)
+{
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        g_txBegins[i] = 0;
+        DynamicCast<WifiNetDevice>(net.devices.Get(i))
+            ->GetPhy()
+            ->TraceConnectWithoutContext("PhyTxBegin",
+                                         MakeBoundCallback(&OnPhyTxBegin, &g_txBegins[i]));
+    }
+}
 
 void
 OnUdpRx(Ptr<Socket> socket)
@@ -483,6 +505,7 @@ uint32_t
 DecodeCount(double d, bool broadcast)
 {
     Network net = BuildNetwork({Vector(0, 0, 0), Vector(d, 0, 0)}, false);
+    CountTxFrames(net);
     g_received = 0;
     const uint16_t port = 9;
     auto rx = Socket::CreateSocket(net.nodes.Get(1), UdpSocketFactory::GetTypeId());
@@ -514,26 +537,15 @@ DecodeCount(double d, bool broadcast)
     return g_received;
 }
 
-uint32_t g_txBegins[2] = {0, 0};
-
-void
-OnPhyTxBegin(uint32_t* counter, Ptr<const Packet>, double)
-{
-    ++*counter;
-}
-
 /// Frames two saturated broadcast senders at distance d put on the air in 2 s,
 /// summed: about one sender's worth when they defer to each other, two when not.
 uint32_t
 SharedAirtimeFrames(double d)
 {
     Network net = BuildNetwork({Vector(0, 0, 0), Vector(d, 0, 0)}, false);
+    CountTxFrames(net);
     for (uint32_t i = 0; i < 2; ++i)
     {
-        g_txBegins[i] = 0;
-        auto dev = DynamicCast<WifiNetDevice>(net.devices.Get(i));
-        dev->GetPhy()->TraceConnectWithoutContext("PhyTxBegin",
-                                                  MakeBoundCallback(&OnPhyTxBegin, &g_txBegins[i]));
         auto tx = Socket::CreateSocket(net.nodes.Get(i), UdpSocketFactory::GetTypeId());
         tx->SetAllowBroadcast(true);
         Address to = InetSocketAddress(Ipv4Address("10.255.255.255"), 9);
@@ -565,8 +577,11 @@ RunCheck()
     for (double d : decodeAt)
     {
         out << (first ? "" : ", ") << "{\"distance_m\": " << d
-            << ", \"sent\": 100, \"broadcast_received\": " << DecodeCount(d, true)
-            << ", \"unicast_received\": " << DecodeCount(d, false) << "}";
+            << ", \"sent\": 100, \"broadcast_received\": " << DecodeCount(d, true);
+        out << ", \"unicast_received\": " << DecodeCount(d, false);
+        // With RTS/CTS: RTS + DATA from the sender, CTS + ACK from the receiver per packet.
+        out << ", \"unicast_frames_sender\": " << g_txBegins[0]
+            << ", \"unicast_frames_receiver\": " << g_txBegins[1] << "}";
         first = false;
     }
     const uint32_t alone = SharedAirtimeFrames(1e5) / 2;
@@ -584,6 +599,57 @@ RunCheck()
     return 0;
 }
 
+/// Prints the attribute values in effect on a built network, read back from the
+/// objects, so that docs/benchmark.md can be checked against the program.
+int
+PrintSettings()
+{
+    SetDefaults();
+    Network net = BuildNetwork({Vector(0, 0, 0), Vector(100, 0, 0)}, false);
+    auto dev = DynamicCast<WifiNetDevice>(net.devices.Get(0));
+    auto tcp = Socket::CreateSocket(net.nodes.Get(0), TcpSocketFactory::GetTypeId());
+    const std::vector<std::pair<Ptr<Object>, std::vector<std::string>>> objects = {
+        {dev->GetPhy(),
+         {"TxPowerStart", "TxPowerEnd", "TxPowerLevels", "TxGain", "RxGain", "RxSensitivity",
+          "CcaEdThreshold", "CcaSensitivity", "RxNoiseFigure", "ChannelWidth", "Slot", "Sifs"}},
+        {dev->GetRemoteStationManager(),
+         {"DataMode", "ControlMode", "NonUnicastMode", "RtsCtsThreshold",
+          "FragmentationThreshold"}},
+        {dev->GetMac(), {"QosSupported", "FrameRetryLimit"}},
+        {dev->GetMac()->GetTxop(), {"MinCws", "MaxCws", "Aifsns"}},
+        {dev->GetMac()->GetTxop()->GetWifiMacQueue(), {"MaxSize"}},
+        {tcp,
+         {"SegmentSize", "InitialCwnd", "RcvBufSize", "SndBufSize", "DelAckCount",
+          "DelAckTimeout", "Sack", "Timestamp", "LimitedTransmit", "MinRto", "ClockGranularity",
+          "ConnTimeout", "DataRetries", "WindowScaling"}},
+    };
+    // WifiPhy has no getter for its preamble detection model: the values given to the helper.
+    std::cout << "{\"ns3::ThresholdPreambleDetectionModel::MinimumRssi\": \""
+              << kPreambleMinRssiDbm << "\", \"ns3::ThresholdPreambleDetectionModel::Threshold\": \""
+              << kPreambleThresholdDb << "\"";
+    bool first = false;
+    for (const auto& [obj, names] : objects)
+    {
+        for (const auto& name : names)
+        {
+            StringValue v;
+            if (!obj->GetAttributeFailSafe(name, v))
+            {
+                continue;
+            }
+            std::cout << (first ? "" : ", ") << JsonString(obj->GetInstanceTypeId().GetName() +
+                                                           "::" + name)
+                      << ": " << JsonString(v.Get());
+            first = false;
+        }
+    }
+    std::cout << ", \"ns3::WifiMacQueue::MaxDelay\": \""
+              << dev->GetMac()->GetTxop()->GetWifiMacQueue()->GetMaxDelay().As(Time::S) << "\"";
+    std::cout << "}" << std::endl;
+    Simulator::Destroy();
+    return 0;
+}
+
 } // namespace
 
 int
@@ -598,6 +664,10 @@ main(int argc, char** argv)
     if (cmd == "check" && argc == 2)
     {
         return RunCheck();
+    }
+    if (cmd == "settings" && argc == 2)
+    {
+        return PrintSettings();
     }
     if (cmd == "run" && (argc == 3 || argc == 5))
     {
