@@ -380,7 +380,9 @@ def build_ns3() -> Path:
 class Measured:
     status: str  # "ok" | "timeout" | "failed"
     wall_s: float
+    cpu_s: float
     peak_rss_mb: float
+    load_avg: float
     returncode: int
     stdout: str
     stderr: str
@@ -409,7 +411,14 @@ def run_measured(cmd: list[str], timeout_s: float, log_stem: Path) -> Measured:
     rc = proc.returncode
     state = "timeout" if timed_out.is_set() else ("ok" if rc == 0 else "failed")
     return Measured(
-        state, wall, usage.ru_maxrss / 1024.0, rc, out_path.read_text(), err_path.read_text()
+        state,
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024.0,
+        os.getloadavg()[0],
+        rc,
+        out_path.read_text(),
+        err_path.read_text(),
     )
 
 
@@ -439,6 +448,8 @@ class RunRecord:
     wall_s: float | None = None
     peak_rss_mb: float | None = None
     summary: Json = field(default_factory=dict)
+    cpu_s: float | None = None  # user + system CPU seconds of the process
+    load_avg: float | None = None  # machine's 1-minute load average when the run ended
 
     def path(self) -> Path:
         return OUT_DIR / "runs" / f"{self.sim}-{self.scenario}-seed{self.seed}.json"
@@ -471,14 +482,13 @@ def run_one(
     )
     m = run_measured(cmd, timeout_s, stem)
     rec = RunRecord(sim, sc.key, seed, sha, m.status, "", m.wall_s, m.peak_rss_mb)
+    rec.cpu_s, rec.load_avg = m.cpu_s, m.load_avg
     if m.status == "timeout":
         rec.note = f"did not finish in {timeout_s:.0f} s"
         rec.wall_s = None
     elif m.status == "failed":
         tail = " ".join(m.stderr.strip().splitlines()[-1:])[:200]
         rec.note = f"exit {m.returncode}: {tail}"
-        if sim == "manetfair":
-            rec.note = f"manetfair: not yet available ({rec.note})"
     else:
         summary = last_json_line(m.stdout)
         if summary is None:
@@ -523,8 +533,16 @@ def status_text(records: Sequence[RunRecord]) -> str:
     ok = ok_runs(records)
     if len(ok) == len(records):
         return f"ok ({len(ok)} run{'s' if len(ok) > 1 else ''})"
-    notes = sorted({r.note for r in records if r.status != "ok"})
-    return f"{len(ok)}/{len(records)} ok; " + "; ".join(notes)
+    return f"{len(ok)}/{len(records)} ok; " + "; ".join(
+        sorted({short_status(r) for r in records if r.status != "ok"})
+    )
+
+
+def short_status(rec: RunRecord) -> str:
+    """A table-cell reason for a run without results; details go under the table."""
+    if rec.status == "timeout":
+        return rec.note
+    return "manetfair: not yet available" if rec.sim == "manetfair" else "failed"
 
 
 def sim_stats(records: Sequence[RunRecord], sc: Scenario) -> dict[str, float]:
@@ -539,6 +557,8 @@ def sim_stats(records: Sequence[RunRecord], sc: Scenario) -> dict[str, float]:
         "events": mean(events),
         "events_per_s": mean([e / w for e, w in zip(events, walls)]),
         "sim_per_wall": mean([sc.duration_s / w for w in walls]),
+        "cpu_s": mean([r.cpu_s for r in ok if r.cpu_s is not None]),
+        "load": mean([r.load_avg for r in ok if r.load_avg is not None]),
     }
 
 
@@ -686,14 +706,17 @@ def write_report(
         "",
         (
             "Means over the runs that finished. events/s = events executed / wall s; "
-            "sim/wall = simulated seconds per wall-clock second."
+            "sim/wall = simulated seconds per wall-clock second; CPU s = user + system time "
+            "of the process, less disturbed than wall time when the machine is shared; "
+            "load = the machine's 1-minute load average as the run ended (a lone run "
+            "adds about 1)."
         ),
         "",
         (
-            "| scenario | nodes | flows | sim s | simulator | status | wall s | peak RSS MB "
-            "| events | events/s | sim/wall |"
+            "| scenario | nodes | flows | sim s | simulator | status | wall s | CPU s "
+            "| peak RSS MB | events | events/s | sim/wall | load |"
         ),
-        "| --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     ratios = []
     for sc in scenarios:
@@ -705,14 +728,16 @@ def write_report(
             label = "ns-3" if sim == "ns3" else "manetfair"
             lines.append(
                 f"| {sc.key} | {sc.nodes:,} | {len(sc.flows):,} | {sc.duration_s:g} | {label} "
-                f"| {status_text(recs)} | {fmt(st['wall_s'])} | {fmt(st['rss_mb'], 1)} "
-                f"| {fmt(st['events'], 0)} | {fmt(st['events_per_s'], 0)} "
-                f"| {fmt(st['sim_per_wall'])} |"
+                f"| {status_text(recs)} | {fmt(st['wall_s'])} | {fmt(st['cpu_s'])} "
+                f"| {fmt(st['rss_mb'], 1)} | {fmt(st['events'], 0)} "
+                f"| {fmt(st['events_per_s'], 0)} | {fmt(st['sim_per_wall'])} "
+                f"| {fmt(st['load'], 1)} |"
             )
         ratios.append(
             (
                 sc,
                 stats["ns3"]["wall_s"] / stats["manetfair"]["wall_s"],
+                stats["ns3"]["cpu_s"] / stats["manetfair"]["cpu_s"],
                 stats["ns3"]["rss_mb"] / stats["manetfair"]["rss_mb"],
             )
         )
@@ -720,12 +745,25 @@ def write_report(
         "",
         "Ratios ns-3 / manetfair (above 1: manetfair is faster or smaller):",
         "",
-        "| scenario | wall-time ratio | memory ratio |",
-        "| --- | ---: | ---: |",
+        "| scenario | wall-time ratio | CPU-time ratio | memory ratio |",
+        "| --- | ---: | ---: | ---: |",
     ]
-    for sc, wall_ratio, mem_ratio in ratios:
-        lines.append(f"| {sc.key} | {fmt(wall_ratio)} | {fmt(mem_ratio)} |")
+    for sc, wall_ratio, cpu_ratio, mem_ratio in ratios:
+        lines.append(f"| {sc.key} | {fmt(wall_ratio)} | {fmt(cpu_ratio)} | {fmt(mem_ratio)} |")
     lines += [""]
+    failures = sorted(
+        {
+            (r.sim, r.scenario, f"{short_status(r)} ({r.note})")
+            for sc in scenarios
+            for sim in ("ns3", "manetfair")
+            for r in records.get((sim, sc.key), [])
+            if r.status == "failed"
+        }
+    )
+    if failures:
+        lines += ["Runs without results:", ""]
+        lines += [f"- {sim} {key}: {note}" for sim, key, note in failures]
+        lines += [""]
 
     lines += [
         "## Flow throughputs",
@@ -742,18 +780,42 @@ def write_report(
         mf_flows = flow_kbps(records.get(("manetfair", sc.key), []), len(sc.flows))
         header = f"### {sc.key}: {sc.title}, {sc.duration_s:g} s"
         table = [
-            "| flow | src → dst | hops | window s | ns-3 kbit/s | manetfair kbit/s |",
-            "| ---: | --- | ---: | --- | --- | --- |",
+            (
+                "| flow | src → dst | hops | window s | ns-3 kbit/s | manetfair kbit/s "
+                "| manetfair vs ns-3 | in ns-3 range |"
+            ),
+            "| ---: | --- | ---: | --- | --- | --- | ---: | --- |",
         ]
-        for i, f in enumerate(sc.flows):
-            hops = str(len(f.route) - 1) if f.route else "–"
-            table.append(
-                f"| {i} | {f.src} → {f.dst} | {hops} | {f.start_s:g}–{f.stop_s:g} "
-                f"| {spread_text(ns3_flows[i])} | {spread_text(mf_flows[i])} |"
-            )
         agg_ns3 = [sum(run) for run in zip(*ns3_flows)] if all(ns3_flows) else []
         agg_mf = [sum(run) for run in zip(*mf_flows)] if all(mf_flows) else []
-        table.append(f"| all | aggregate | | | {spread_text(agg_ns3)} | {spread_text(agg_mf)} |")
+        rows = [
+            (
+                str(i),
+                f"{f.src} → {f.dst}",
+                str(len(f.route) - 1) if f.route else "–",
+                f"{f.start_s:g}–{f.stop_s:g}",
+                ns3_flows[i],
+                mf_flows[i],
+            )
+            for i, f in enumerate(sc.flows)
+        ]
+        rows.append(("all", "aggregate", "", "", agg_ns3, agg_mf))
+        inside = 0
+        compared = 0
+        for flow_id, ends, hops, window, ns3_x, mf_x in rows:
+            diff, in_range = "–", "–"
+            if ns3_x and mf_x and mean(ns3_x) > 0:
+                diff = f"{100 * (mean(mf_x) / mean(ns3_x) - 1):+.0f} %"
+            if len(ns3_x) > 1 and mf_x:
+                hit = min(ns3_x) <= mean(mf_x) <= max(ns3_x)
+                in_range = "yes" if hit else "no"
+                if flow_id != "all":
+                    compared += 1
+                    inside += hit
+            table.append(
+                f"| {flow_id} | {ends} | {hops} | {window} | {spread_text(ns3_x)} "
+                f"| {spread_text(mf_x)} | {diff} | {in_range} |"
+            )
         lines += [header, ""]
         if len(sc.flows) > 20:
             lines += ["<details><summary>per-flow table</summary>", ""] + table
@@ -769,6 +831,11 @@ def write_report(
                     f"(max {fmt(100 * max(cvs), 1)} %) over "
                     f"{len(ok_runs(records.get(('ns3', sc.key), [])))} seeds."
                 ),
+                "",
+            ]
+        if compared:
+            lines += [
+                f"manetfair's mean lies within ns-3's seed range for {inside} of {compared} flows.",
                 "",
             ]
     lines += ["![scaling](scaling.png)", ""]
@@ -955,7 +1022,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         seed,
                         digest,
                         "failed",
-                        f"manetfair: not yet available ({mf_cmd[0]} not found)",
+                        f"{mf_cmd[0]} not found",
                     )
                     save_record(rec)
                 else:
