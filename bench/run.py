@@ -17,6 +17,7 @@ import dataclasses
 import datetime
 import hashlib
 import importlib.metadata
+import importlib.util
 import json
 import math
 import os
@@ -604,6 +605,29 @@ def version_of(dist: str) -> str:
         return "not installed"
 
 
+def manetfair_version(cmd: Sequence[str]) -> str:
+    """`manetfair --version`, plus the git commit of its sources when it is installed
+    from a checkout (an editable install)."""
+    try:
+        res = subprocess.run(
+            [*cmd, "--version"], check=False, capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "not available"
+    text = res.stdout.strip() or "not available"
+    spec = importlib.util.find_spec("manetfair")
+    if spec is not None and spec.origin is not None:
+        git = subprocess.run(
+            ["git", "-C", str(Path(spec.origin).parent), "log", "-1", "--format=%h %cI"],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        if git.returncode == 0 and git.stdout.strip():
+            text += f" (source commit {git.stdout.strip()})"
+    return text
+
+
 def check_section(check: Json | None) -> list[str]:
     lines = ["## Range check (ns-3)", ""]
     if check is None:
@@ -685,7 +709,7 @@ def write_report(
         f"- Machine: {machine_text()}",
         (
             f"- ns-3: {version_of('ns3')} (PyPI wheel, program `bench/ns3/ns3bench.cc`, g++ -O2); "
-            f"manetfair: {version_of('manetfair')}"
+            f"manetfair: {manetfair_version(shlex.split(args.manetfair))}"
         ),
         f"- Reproduce: `python3 bench/run.py {argv}`",
         (
