@@ -487,6 +487,12 @@ def run_one(
     if m.status == "timeout":
         rec.note = f"did not finish in {timeout_s:.0f} s"
         rec.wall_s = None
+        reached = [
+            line.split()[1] for line in m.stderr.splitlines() if line.startswith("progress ")
+        ]
+        if reached:
+            rec.summary = {"simulated_s_reached": float(reached[-1])}
+            rec.note += f" (reached {float(reached[-1]):g} of {sc.duration_s:g} simulated s)"
     elif m.status == "failed":
         tail = " ".join(m.stderr.strip().splitlines()[-1:])[:200]
         rec.note = f"exit {m.returncode}: {tail}"
@@ -890,8 +896,10 @@ def plot_scaling(
                 xs.append(sc.nodes)
                 ys.append(st["wall_s"] / sc.duration_s)
             elif any(r.status == "timeout" for r in recs):
+                # A lower bound: the limit over the simulated time reached by then.
+                reached = max([r.summary.get("simulated_s_reached", 0.0) for r in recs] + [0.0])
                 dnf_x.append(sc.nodes)
-                dnf_y.append(timeout_s / sc.duration_s)
+                dnf_y.append(timeout_s / (reached if reached > 0 else sc.duration_s))
         if xs:
             ax.plot(xs, ys, "o-", color=colour, label=label)
         if dnf_x:

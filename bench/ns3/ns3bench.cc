@@ -344,6 +344,15 @@ OnSinkRx(FlowStats* stats, Ptr<const Packet> packet, const Address& /* from */)
     }
 }
 
+/// One stderr line per simulated second, so that a run stopped for taking too
+/// long still tells how far it got (adds one event per simulated second).
+void
+ReportProgress()
+{
+    std::cerr << "progress " << Simulator::Now().GetSeconds() << std::endl;
+    Simulator::Schedule(Seconds(1.0), &ReportProgress);
+}
+
 double
 PeakRssMb()
 {
@@ -419,6 +428,7 @@ RunScenario(const std::string& path, int64_t seedOverride)
         sourceApps.Stop(Seconds(f.stop));
     }
 
+    Simulator::Schedule(Seconds(1.0), &ReportProgress);
     const auto runStart = std::chrono::steady_clock::now();
     Simulator::Stop(Seconds(s.duration));
     Simulator::Run();
