@@ -578,6 +578,14 @@ def flow_kbps(records: Sequence[RunRecord], n_flows: int) -> list[list[float]]:
     return per_flow
 
 
+def flow_hops(sc: Scenario, f: Flow) -> int:
+    """Hops of the flow's static route, or of a shortest path when routes are found
+    by the protocol (AODV finds shortest paths when nothing disturbs it)."""
+    if f.route is not None:
+        return len(f.route) - 1
+    return hop_distances(neighbours(sc.positions, TX_RANGE_M), f.src, sc.nodes).get(f.dst, -1)
+
+
 def spread_text(xs: Sequence[float]) -> str:
     if not xs:
         return "–"
@@ -822,7 +830,7 @@ def write_report(
             (
                 str(i),
                 f"{f.src} → {f.dst}",
-                str(len(f.route) - 1) if f.route else "–",
+                str(flow_hops(sc, f)),
                 f"{f.start_s:g}–{f.stop_s:g}",
                 ns3_flows[i],
                 mf_flows[i],
