@@ -137,10 +137,12 @@ def hop_distances(adj: Sequence[Sequence[int]], origin: int, limit: int) -> dict
     return dist
 
 
-def shortest_path(adj: Sequence[Sequence[int]], src: int, dst: int) -> tuple[int, ...] | None:
+def shortest_path(
+    adj: Sequence[Sequence[int]], src: int, dst: int, limit: int | None = None
+) -> tuple[int, ...] | None:
     """A hop-count shortest path; at every hop the lowest-id neighbour that stays
     on a shortest path is taken, so the choice is deterministic."""
-    to_dst = hop_distances(adj, dst, len(adj))
+    to_dst = hop_distances(adj, dst, len(adj) if limit is None else limit)
     if src not in to_dst:
         return None
     path = [src]
@@ -237,7 +239,7 @@ def scaling_scenario(n: int, quick: bool) -> Scenario:
         if not candidates:
             continue
         dst = rng.choice(candidates)
-        path = shortest_path(adj, src, dst)
+        path = shortest_path(adj, src, dst, limit=5)
         if path is None or not add_routes(table, path):
             continue
         flows.append(Flow(src, dst, round(1.0 + rng.random(), 3), duration, path))
