@@ -381,7 +381,7 @@ def build_ns3() -> Path:
 
 @dataclass
 class Measured:
-    status: str  # "ok" | "timeout" | "failed"
+    status: str  # "ok" | "timeout" | "failed"; records add "skipped"
     wall_s: float
     cpu_s: float
     peak_rss_mb: float
@@ -549,7 +549,7 @@ def status_text(records: Sequence[RunRecord]) -> str:
 
 def short_status(rec: RunRecord) -> str:
     """A table-cell reason for a run without results; details go under the table."""
-    if rec.status == "timeout":
+    if rec.status in ("timeout", "skipped"):
         return rec.note
     return "manetfair: not yet available" if rec.sim == "manetfair" else "failed"
 
@@ -1096,7 +1096,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         sc.key,
                         seed,
                         digest,
-                        "timeout",
+                        "skipped",
                         f"did not finish in {args.timeout:.0f} s (not started: "
                         f"{overran[sim]:,} nodes already did not)",
                     )
