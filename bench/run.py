@@ -963,7 +963,7 @@ def plot_scaling(
                 "^",
                 color=colour,
                 fillstyle="none",
-                label=f"{label}: did not finish (at least)",
+                label=f"{label}: did not finish (limit / simulated s reached)",
             )
     ax.set_xscale("log")
     ax.set_yscale("log")
