@@ -139,3 +139,46 @@ def test_run_measured_reports_peak_memory_and_timeouts(tmp_path: Path) -> None:
     assert slow.status == "timeout" and slow.wall_s < 10.0
     bad = run.run_measured([sys.executable, "-c", "raise SystemExit(3)"], 60.0, tmp_path / "bad")
     assert bad.status == "failed" and bad.returncode == 3
+
+
+def check_result(decode_251: int, both_at_551: int) -> dict[str, object]:
+    def decode(d: float, n: int) -> dict[str, float]:
+        return {
+            "distance_m": d,
+            "sent": 100,
+            "broadcast_received": n,
+            "unicast_received": n,
+            "unicast_frames_sender": 2 * n if n else 700,
+            "unicast_frames_receiver": 2 * n,
+        }
+
+    return {
+        "decode": [decode(240, 100), decode(250, 100), decode(251, decode_251)],
+        "carrier_sense": {
+            "one_sender_frames": 220,
+            "pairs": [
+                {"distance_m": 550, "both_senders_frames": 230},
+                {"distance_m": 551, "both_senders_frames": both_at_551},
+            ],
+        },
+    }
+
+
+def test_range_check_verdict() -> None:
+    assert "**PASS**" in "\n".join(run.check_section(check_result(0, 440)))
+    assert "**FAIL**" in "\n".join(run.check_section(check_result(100, 440)))
+    assert "**FAIL**" in "\n".join(run.check_section(check_result(0, 230)))
+
+
+def test_ratio_is_a_bound_when_ns3_did_not_finish() -> None:
+    sc = run.scaling_scenario(100, quick=True)  # 10 simulated s
+    unfinished = run.RunRecord("ns3", sc.key, 1, "x", "timeout", "did not finish in 600 s")
+    unfinished.summary = {"simulated_s_reached": 2.0}
+    done = run.RunRecord("manetfair", sc.key, 1, "x", "ok", "", 3.0, 30.0, {"events": 1})
+    done.cpu_s = 3.0
+    records = {("ns3", sc.key): [unfinished], ("manetfair", sc.key): [done]}
+    stats = {sim: run.sim_stats(records[(sim, sc.key)], sc) for sim in ("ns3", "manetfair")}
+    wall, cpu, mem = run.speed_ratios(records, sc, stats, 600.0)
+    # More than 600 / 3 = 200; about 600 * 10 / 2 / 3 = 1000 for the whole run.
+    assert wall == "> 200.00 (≈ 1,000)"
+    assert cpu == "–" and mem == "–"
