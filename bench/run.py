@@ -732,6 +732,54 @@ def speed_ratios(
     return wall, fmt(ns3["cpu_s"] / mf["cpu_s"]), fmt(ns3["rss_mb"] / mf["rss_mb"])
 
 
+def summary_lines(
+    scenarios: Sequence[Scenario],
+    records: dict[tuple[str, str], list[RunRecord]],
+    timeout_s: float,
+) -> list[str]:
+    """One line per scenario: speed and memory ratios, aggregate goodput against ns-3."""
+    out = []
+    for sc in scenarios:
+        stats = {sim: sim_stats(records.get((sim, sc.key), []), sc) for sim in ("ns3", "manetfair")}
+        if math.isnan(stats["manetfair"]["wall_s"]):
+            out.append(f"- {sc.key} ({sc.title}): manetfair has no result yet.")
+            continue
+        wall, cpu, mem = speed_ratios(records, sc, stats, timeout_s)
+        mf_wall = fmt(stats["manetfair"]["wall_s"])
+        if wall == "–":
+            ns3_status = status_text(records.get(("ns3", sc.key), []))
+            out.append(f"- {sc.key} ({sc.title}): manetfair {mf_wall} s; ns-3 {ns3_status}.")
+            continue
+        if wall.startswith(">"):
+            bound, _, about = wall[2:].partition(" (≈ ")
+            wall = f"more than {bound}×" + (f" (about {about.rstrip(')')}×)" if about else "")
+            wall += " faster in wall time, ns-3 not having finished"
+        else:
+            wall += "× faster in wall time"
+        text = f"- {sc.key} ({sc.title}): manetfair ({mf_wall} s) {wall}"
+        if cpu != "–":
+            text += f" ({cpu}× in CPU time), {mem}× less peak memory"
+        ns3_flows = flow_kbps(records.get(("ns3", sc.key), []), len(sc.flows))
+        mf_flows = flow_kbps(records.get(("manetfair", sc.key), []), len(sc.flows))
+        if all(ns3_flows) and all(mf_flows):
+            ns3_agg = [sum(x) for x in zip(*ns3_flows)]
+            mf_agg = mean([sum(x) for x in zip(*mf_flows)])
+            text += (
+                f"; aggregate goodput {fmt(mf_agg, 0)} kbit/s against ns-3's "
+                f"{fmt(mean(ns3_agg), 0)} ({100 * (mf_agg / mean(ns3_agg) - 1):+.0f} %"
+            )
+            if len(ns3_agg) > 1:
+                text += f"; ns-3's seeds span {fmt(min(ns3_agg), 0)}–{fmt(max(ns3_agg), 0)}"
+            text += ")"
+        out.append(text + ".")
+    out.append(
+        "- Throughput differences against ns-3 are to be read with the model differences "
+        "listed in docs/benchmark.md (ns-3's SINR-based capture, ACKs at 2 Mbit/s, no EIFS "
+        "after frames only sensed), all of which favour ns-3's throughput."
+    )
+    return out
+
+
 def reproduce_command(args: argparse.Namespace) -> str:
     """The command that runs what this report shows (without --report-only/--reuse)."""
     cmd = ["python3", "bench/run.py", "--scenarios", args.scenarios]
@@ -776,6 +824,7 @@ def write_report(
     ]
     if args.quick:
         lines += ["**Quick mode**: shortened durations; a smoke check, not a measurement.", ""]
+    lines += ["## Summary", ""] + summary_lines(scenarios, records, timeout_s) + [""]
     lines += check_section(check)
 
     lines += [
