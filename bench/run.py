@@ -1097,7 +1097,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sims = [s.strip() for s in args.sims.split(",") if s.strip()]
     if any(s not in ("ns3", "manetfair") for s in sims):
         raise SystemExit("run.py: --sims takes ns3 and/or manetfair")
-    binary = build_ns3()
+    binary = BINARY if args.report_only else build_ns3()
     if args.build_only:
         return 0
     check_path = OUT_DIR / "range-check.json"
