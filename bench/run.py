@@ -400,15 +400,18 @@ def run_measured(cmd: list[str], timeout_s: float, log_stem: Path) -> Measured:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         timed_out = threading.Event()
+        exited = threading.Event()
 
         def kill() -> None:
-            timed_out.set()
-            proc.kill()
+            if not exited.is_set():
+                timed_out.set()
+                proc.kill()
 
         timer = threading.Timer(timeout_s, kill)
         timer.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        exited.set()
         timer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
     rc = proc.returncode
@@ -426,18 +429,16 @@ def run_measured(cmd: list[str], timeout_s: float, log_stem: Path) -> Measured:
 
 
 def last_json_line(text: str) -> Json | None:
-    for line in reversed(text.strip().splitlines()):
+    """The JSON object a run printed: the whole stdout, else its last line that is one."""
+    candidates = [text, *reversed(text.strip().splitlines())]
+    for candidate in candidates:
         try:
-            value = json.loads(line)
+            value = json.loads(candidate)
         except json.JSONDecodeError:
             continue
         if isinstance(value, dict):
             return value
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return whole if isinstance(whole, dict) else None
+    return None
 
 
 @dataclass

@@ -182,3 +182,10 @@ def test_ratio_is_a_bound_when_ns3_did_not_finish() -> None:
     # More than 600 / 3 = 200; about 600 * 10 / 2 / 3 = 1000 for the whole run.
     assert wall == "> 200.00 (≈ 1,000)"
     assert cpu == "–" and mem == "–"
+
+
+def test_last_json_line_reads_pretty_and_trailing_documents() -> None:
+    pretty = '{\n  "events": 5,\n  "mac": {"rts": 0}\n}\n'
+    assert run.last_json_line(pretty) == {"events": 5, "mac": {"rts": 0}}
+    assert run.last_json_line('log line\n{"events": 7}\n') == {"events": 7}
+    assert run.last_json_line("no json here") is None
