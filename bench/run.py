@@ -497,7 +497,8 @@ def run_one(
             rec.summary = {"simulated_s_reached": float(reached[-1])}
             rec.note += f" (reached {float(reached[-1]):g} of {sc.duration_s:g} simulated s)"
     elif m.status == "failed":
-        tail = " ".join(m.stderr.strip().splitlines()[-1:])[:200]
+        tail = " ".join(m.stderr.strip().splitlines()[-1:])[:300]
+        tail = tail.replace(f"{HERE.parent}{os.sep}", "")  # paths relative to the repository
         rec.note = f"exit {m.returncode}: {tail}"
     else:
         summary = last_json_line(m.stdout)
