@@ -164,6 +164,9 @@ pub struct Scenario {
     pub duration: SimTime,
     /// External node ids, by internal index.
     pub node_ids: Vec<i64>,
+    /// Internal index of each node in the file's own order (generated
+    /// topologies: id order). Per-node outputs are given in this order.
+    pub file_order: Vec<u32>,
     pub positions: Vec<Position>,
     pub radio: RadioParams,
     pub dcf: DcfConfig,
@@ -366,7 +369,17 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         }
     };
 
-    let (node_ids, mut positions) = topology::build(&file)?;
+    let (mut node_ids, mut positions) = topology::build(&file)?;
+    let mut file_order: Vec<u32> = (0..node_ids.len() as u32).collect();
+    if matches!(file.topology.kind.as_str(), "random" | "explicit") {
+        if let Some(order) = topology::spatial_order(&positions) {
+            node_ids = order.iter().map(|&i| node_ids[i]).collect();
+            positions = order.iter().map(|&i| positions[i]).collect();
+            for (internal, &i) in order.iter().enumerate() {
+                file_order[i] = internal as u32;
+            }
+        }
+    }
     let trajectories = mobility::resolve(&file, &node_ids, &positions)?;
     for (p, t) in positions.iter_mut().zip(&trajectories) {
         if let Some(t) = t {
@@ -561,6 +574,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         seed: file.seed,
         duration,
         node_ids,
+        file_order,
         positions,
         radio: RadioParams {
             tx_range_m: r.tx_range_m,

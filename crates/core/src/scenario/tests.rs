@@ -188,3 +188,28 @@ fn queue_scheme_tables_are_checked_and_filled_in() {
         &["99"],
     );
 }
+
+#[test]
+fn large_random_fields_are_stored_in_spatial_order_with_ids_kept() {
+    let text = "duration_s = 1.0\n[topology]\nkind = \"random\"\nnodes = 600\nwidth_m = 3000.0\nheight_m = 3000.0\n";
+    let sc = load(text, Format::Toml, None, None).unwrap();
+    let mut ids = sc.node_ids.clone();
+    assert_ne!(
+        ids,
+        (0..600).collect::<Vec<i64>>(),
+        "internal order differs from draw order"
+    );
+    ids.sort();
+    assert_eq!(ids, (0..600).collect::<Vec<i64>>(), "every id once");
+    // Same positions per id as a small field drawn from the same seed: the
+    // first draws do not depend on the count.
+    let small = load(&text.replace("600", "400"), Format::Toml, None, None).unwrap();
+    for (k, &id) in sc.node_ids.iter().enumerate() {
+        if id < 400 {
+            assert_eq!(sc.positions[k], small.positions[id as usize]);
+        }
+    }
+    // Consecutive internal indices are mostly near each other.
+    let near = sc.positions.windows(2).filter(|w| w[0].distance(&w[1]) < 500.0).count();
+    assert!(near > 450, "{near}");
+}

@@ -174,8 +174,13 @@ impl Simulator {
                         active: sc.queue == QueueKind::Nred,
                     })
                 }),
-                aodv: (sc.routing == RoutingKind::Aodv)
-                    .then(|| Box::new(Aodv::new(i as u32, &sc.aodv, stream(sc.seed, i as u64, Purpose::Routing)))),
+                aodv: (sc.routing == RoutingKind::Aodv).then(|| {
+                    Box::new(Aodv::new(
+                        i as u32,
+                        &sc.aodv,
+                        stream(sc.seed, i as u64, Purpose::Routing),
+                    ))
+                }),
                 aodv_timer: Armed::default(),
                 idle_at_bin: Duration::ZERO,
                 nav_at_bin: Duration::ZERO,
@@ -1030,6 +1035,17 @@ impl Simulator {
                     .collect()
             })
             .collect();
+        // Per-node series in the scenario's own order (large fields are
+        // stored in spatial order internally).
+        {
+            let order: Vec<usize> = self.sc.file_order.iter().map(|&i| i as usize).collect();
+            for series in [&mut t.queue_len_pkts, &mut t.radio_busy_frac, &mut t.nav_busy_frac] {
+                if series.len() == order.len() {
+                    let mut taken: Vec<Vec<f64>> = series.drain(..).collect();
+                    *series = order.iter().map(|&i| std::mem::take(&mut taken[i])).collect();
+                }
+            }
+        }
         t
     }
 
