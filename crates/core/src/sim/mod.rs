@@ -1041,7 +1041,7 @@ impl Simulator {
             let order: Vec<usize> = self.sc.file_order.iter().map(|&i| i as usize).collect();
             for series in [&mut t.queue_len_pkts, &mut t.radio_busy_frac, &mut t.nav_busy_frac] {
                 if series.len() == order.len() {
-                    let mut taken: Vec<Vec<f64>> = series.drain(..).collect();
+                    let mut taken = std::mem::take(series);
                     *series = order.iter().map(|&i| std::mem::take(&mut taken[i])).collect();
                 }
             }
