@@ -974,6 +974,11 @@ def write_report(
                 "",
             ]
     lines += ["![scaling](scaling.png)", ""]
+    # The assessment against the targets (with the profile behind any miss)
+    # is kept by hand beside this script and carried into the report.
+    targets = Path(__file__).resolve().parent / "TARGETS.md"
+    if targets.exists():
+        lines += [targets.read_text().rstrip(), ""]
     return "\n".join(lines)
 
 
