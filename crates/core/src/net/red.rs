@@ -42,24 +42,28 @@ impl Default for RedConfig {
     }
 }
 
+/// Checks the thresholds, probability and weight RED and NRED share; the
+/// message starts with the offending key.
+pub fn validate_red_params(min_th: f64, max_th: f64, max_p: f64, w_q: f64) -> Result<(), String> {
+    if !(min_th.is_finite() && min_th >= 0.0) {
+        return Err(format!("min_th = {min_th}: must be a number >= 0"));
+    }
+    if !(max_th.is_finite() && max_th > min_th) {
+        return Err(format!("max_th = {max_th}: must be above min_th = {min_th}"));
+    }
+    if !(max_p > 0.0 && max_p <= 1.0) {
+        return Err(format!("max_p = {max_p}: must be in (0, 1]"));
+    }
+    if !(w_q > 0.0 && w_q <= 1.0) {
+        return Err(format!("w_q = {w_q}: must be in (0, 1]"));
+    }
+    Ok(())
+}
+
 impl RedConfig {
     /// Checks the values; the message starts with the offending key.
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.min_th.is_finite() && self.min_th >= 0.0) {
-            return Err(format!("min_th = {}: must be a number >= 0", self.min_th));
-        }
-        if !(self.max_th.is_finite() && self.max_th > self.min_th) {
-            return Err(format!(
-                "max_th = {}: must be above min_th = {}",
-                self.max_th, self.min_th
-            ));
-        }
-        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(format!("max_p = {}: must be in (0, 1]", self.max_p));
-        }
-        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return Err(format!("w_q = {}: must be in (0, 1]", self.w_q));
-        }
+        validate_red_params(self.min_th, self.max_th, self.max_p, self.w_q)?;
         if !(self.pkt_time_s.is_finite() && self.pkt_time_s > 0.0) {
             return Err(format!("pkt_time_s = {}: must be a positive number", self.pkt_time_s));
         }

@@ -99,6 +99,15 @@ impl Channel {
         &self.neighbors[node as usize]
     }
 
+    /// The transmission-range graph: for each node, the nodes that decode
+    /// its frames, by increasing id (what routing works on).
+    pub fn rx_adjacency(&self) -> Vec<Vec<u32>> {
+        self.neighbors
+            .iter()
+            .map(|list| list.iter().filter(|nb| nb.in_rx_range).map(|nb| nb.node).collect())
+            .collect()
+    }
+
     /// Whether `to` can decode frames from `from` (distance within tx range).
     pub fn in_rx_range(&self, from: u32, to: u32) -> bool {
         self.within(

@@ -410,16 +410,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
     // Connectivity over the transmission range, for static routes.
     let channel =
         crate::phy::channel::Channel::new(positions.clone(), r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
-    let adj: Vec<Vec<u32>> = (0..n as u32)
-        .map(|i| {
-            channel
-                .neighbors(i)
-                .iter()
-                .filter(|nb| nb.in_rx_range)
-                .map(|nb| nb.node)
-                .collect()
-        })
-        .collect();
+    let adj = channel.rx_adjacency();
 
     let mut flows = Vec::with_capacity(file.flows.len());
     let mut bfs = Bfs::new(adj.len());

@@ -186,16 +186,7 @@ impl Simulator {
                 nav_at_bin: Duration::ZERO,
             })
             .collect();
-        let adj: Vec<Vec<u32>> = (0..n as u32)
-            .map(|i| {
-                channel
-                    .neighbors(i)
-                    .iter()
-                    .filter(|nb| nb.in_rx_range)
-                    .map(|nb| nb.node)
-                    .collect()
-            })
-            .collect();
+        let adj = channel.rx_adjacency();
         let routes = if sc.routing == RoutingKind::Static {
             let flows: Vec<(u32, u32, Option<&[u32]>)> =
                 sc.flows.iter().map(|f| (f.src, f.dst, f.route.as_deref())).collect();

@@ -90,21 +90,7 @@ impl NredConfig {
                 Err(format!("{k} = {v}: must be a positive number"))
             }
         };
-        if !(self.min_th.is_finite() && self.min_th >= 0.0) {
-            return Err(format!("min_th = {}: must be a number >= 0", self.min_th));
-        }
-        if !(self.max_th.is_finite() && self.max_th > self.min_th) {
-            return Err(format!(
-                "max_th = {}: must be above min_th = {}",
-                self.max_th, self.min_th
-            ));
-        }
-        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(format!("max_p = {}: must be in (0, 1]", self.max_p));
-        }
-        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return Err(format!("w_q = {}: must be in (0, 1]", self.w_q));
-        }
+        crate::net::red::validate_red_params(self.min_th, self.max_th, self.max_p, self.w_q)?;
         pos("t_interval_s", self.t_interval_s)?;
         pos("t_ncn_s", self.t_ncn_s)?;
         pos("lifetime_s", self.lifetime_s)?;
