@@ -31,6 +31,9 @@ pub struct DcfConfig {
     pub rts_threshold_bytes: u32,
     pub data_rate: Rate,
     pub basic_rate: Rate,
+    /// Rate of ACK frames: the basic rate as ns-2 and the papers; ns-3
+    /// answers at the data rate (for comparisons with it).
+    pub ack_rate: Rate,
 }
 
 impl Default for DcfConfig {
@@ -45,6 +48,7 @@ impl Default for DcfConfig {
             rts_threshold_bytes: 0,
             data_rate: Rate::MBPS_2,
             basic_rate: Rate::MBPS_1,
+            ack_rate: Rate::MBPS_1,
         }
     }
 }
@@ -62,7 +66,7 @@ impl DcfConfig {
         self.basic_rate.airtime(CTS_BYTES)
     }
     pub fn ack_time(&self) -> Duration {
-        self.basic_rate.airtime(ACK_BYTES)
+        self.ack_rate.airtime(ACK_BYTES)
     }
     /// Response timeout after the end of a frame that solicits a CTS or
     /// ACK: SIFS + the response's air time + one slot (§9.3.2.6, §9.3.2.8),
@@ -469,7 +473,11 @@ impl Dcf {
                 FrameKind::Cts => CTS_BYTES,
                 _ => ACK_BYTES,
             },
-            rate: self.cfg.basic_rate,
+            rate: if kind == FrameKind::Ack {
+                self.cfg.ack_rate
+            } else {
+                self.cfg.basic_rate
+            },
         }
     }
 

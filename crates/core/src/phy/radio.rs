@@ -46,9 +46,12 @@ struct Lock {
 pub enum RxEnd {
     /// The frame was decoded.
     Ok(TxId),
-    /// A frame ended that could not be decoded (interference, or below the
-    /// receive threshold): the MAC uses EIFS.
+    /// A frame above the receive threshold ended corrupted by
+    /// interference: the MAC uses EIFS.
     Error(TxId),
+    /// A frame below the receive threshold (sensed only) ended: ns-2, and
+    /// so the papers, treat it as an error too (EIFS).
+    Sensed(TxId),
 }
 
 /// Why a signal above the receive threshold was not decoded.
@@ -205,7 +208,9 @@ impl Radio {
         let mut out = None;
         if self.lock.is_some_and(|l| l.tx == tx) {
             let l = self.lock.take().expect("checked");
-            out = Some(if l.above_rx && !l.corrupted {
+            out = Some(if !l.above_rx {
+                RxEnd::Sensed(tx)
+            } else if !l.corrupted {
                 RxEnd::Ok(tx)
             } else {
                 RxEnd::Error(tx)
@@ -273,11 +278,11 @@ mod tests {
     }
 
     #[test]
-    fn sensed_only_frame_ends_in_error() {
+    fn sensed_only_frame_ends_as_sensed() {
         let mut r = radio();
         r.signal_start(t(0), 1, 0.1);
         assert_eq!(r.state(), RadioState::CarrierSense);
-        assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Error(1)));
+        assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Sensed(1)));
     }
 
     #[test]

@@ -82,6 +82,13 @@ pub struct MacFile {
     pub sifs_us: u32,
     pub cw_min: u32,
     pub cw_max: u32,
+    /// ACK frames' rate; default the basic rate (ns-2, the papers). ns-3
+    /// answers at the data rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_rate_mbps: Option<f64>,
+    /// EIFS after a frame that was only sensed (below the receive
+    /// threshold), as ns-2 does; ns-3 does not.
+    pub eifs_after_sensed: bool,
 }
 
 impl Default for MacFile {
@@ -96,6 +103,8 @@ impl Default for MacFile {
             sifs_us: 10,
             cw_min: 31,
             cw_max: 1023,
+            ack_rate_mbps: None,
+            eifs_after_sensed: true,
         }
     }
 }

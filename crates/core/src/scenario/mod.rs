@@ -175,6 +175,8 @@ pub struct Scenario {
     pub routing: RoutingKind,
     pub flows: Vec<FlowSpec>,
     pub node_series: bool,
+    /// EIFS after frames only sensed (`mac.eifs_after_sensed`).
+    pub eifs_after_sensed: bool,
     /// Per node index, its trajectory if it moves.
     pub trajectories: Vec<Option<crate::mobility::Trajectory>>,
     pub mobility_update: Duration,
@@ -347,6 +349,10 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         rts_threshold_bytes: m.rts_threshold_bytes,
         data_rate,
         basic_rate,
+        ack_rate: match m.ack_rate_mbps {
+            Some(v) => rate("mac.ack_rate_mbps", v)?,
+            None => basic_rate,
+        },
     };
 
     file.tcp.validate().map_err(|e| split_key_error("tcp", &e))?;
@@ -578,6 +584,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         routing,
         flows,
         node_series: file.trace.node_series,
+        eifs_after_sensed: m.eifs_after_sensed,
         trajectories,
         mobility_update: Duration::from_secs_f64(file.mobility.update_interval_s),
         tcp: file.tcp.clone(),

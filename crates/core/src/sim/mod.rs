@@ -500,6 +500,8 @@ impl Simulator {
                 self.mac_call(node, Some(air), |m, out| m.handle_rx(now, &frame, out));
             }
             Some(RxEnd::Error(_)) => self.nodes[node as usize].mac.handle_rx_error(now),
+            Some(RxEnd::Sensed(_)) if self.sc.eifs_after_sensed => self.nodes[node as usize].mac.handle_rx_error(now),
+            Some(RxEnd::Sensed(_)) => {}
             None => {}
         }
         if !self.nodes[node as usize].radio.is_busy() {
