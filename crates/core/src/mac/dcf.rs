@@ -390,7 +390,7 @@ impl Dcf {
                         msdu: c.msdu,
                         next_hop: c.next_hop,
                     });
-                    self.finish_exchange(now, true, out);
+                    self.finish_exchange(now, out);
                 }
             }
         }
@@ -416,7 +416,7 @@ impl Dcf {
                             msdu: c.msdu,
                             next_hop: c.next_hop,
                         });
-                        self.finish_exchange(now, true, out);
+                        self.finish_exchange(now, out);
                     } else {
                         self.exchange = Exchange::WaitAck;
                         let to = self.cfg.response_timeout(self.cfg.ack_time());
@@ -560,7 +560,7 @@ impl Dcf {
                 msdu: c.msdu,
                 next_hop: c.next_hop,
             });
-            self.finish_exchange(now, false, out);
+            self.finish_exchange(now, out);
         } else {
             self.cw = (2 * self.cw + 1).min(self.cfg.cw_max);
             self.draw_backoff();
@@ -570,7 +570,7 @@ impl Dcf {
 
     /// After success or a drop: reset CW, and back off again (§9.3.4.3:
     /// a backoff follows every transmission attempt).
-    fn finish_exchange(&mut self, now: SimTime, _success: bool, out: &mut Vec<MacAction>) {
+    fn finish_exchange(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
         self.exchange = Exchange::None;
         self.cw = self.cfg.cw_min;
         self.draw_backoff();
