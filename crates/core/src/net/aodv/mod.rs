@@ -98,6 +98,19 @@ struct Discovery {
     repair_of_hops: Option<u8>,
 }
 
+impl Discovery {
+    /// A discovery whose first RREQ (TTL `ttl`) goes at `now`.
+    fn starting(now: SimTime, ttl: u8, repair_of_hops: Option<u8>) -> Self {
+        Discovery {
+            ttl,
+            max_ttl_sends: 0,
+            deadline: now,
+            rate_limited: false,
+            repair_of_hops,
+        }
+    }
+}
+
 struct Buffered<P> {
     dst: NodeAddr,
     packet: P,
@@ -436,16 +449,8 @@ impl<P: Copy> Aodv<P> {
         let src_hops = self.routes.get_mut(now, src).map_or(0, |r| r.hop_count);
         let ttl = u32::from(old_hops.max(src_hops / 2)) + u32::from(self.p.local_add_ttl);
         let ttl = ttl.min(u32::from(self.p.net_diameter)) as u8;
-        self.discoveries.insert(
-            dst,
-            Discovery {
-                ttl,
-                max_ttl_sends: 0,
-                deadline: now,
-                rate_limited: false,
-                repair_of_hops: Some(old_hops),
-            },
-        );
+        self.discoveries
+            .insert(dst, Discovery::starting(now, ttl, Some(old_hops)));
         self.send_rreq(now, dst, out);
     }
 
@@ -514,16 +519,7 @@ impl<P: Copy> Aodv<P> {
             None => u32::from(self.p.ttl_start),
         };
         let ttl = self.p.next_ring_ttl(ttl);
-        self.discoveries.insert(
-            dst,
-            Discovery {
-                ttl,
-                max_ttl_sends: 0,
-                deadline: now,
-                rate_limited: false,
-                repair_of_hops: None,
-            },
-        );
+        self.discoveries.insert(dst, Discovery::starting(now, ttl, None));
         self.send_rreq(now, dst, out);
     }
 
