@@ -84,6 +84,11 @@ impl Losses {
 pub struct Radio {
     rx_w: f64,
     capture_ratio: f64,
+    /// Lock onto signals below the receive threshold too (ns-2's 802.11
+    /// PHY, the default); otherwise they only interfere and keep the
+    /// medium busy, and a later decodable frame can still be received
+    /// (like ns-3's preamble detection).
+    lock_sensed: bool,
     transmitting: bool,
     signals: Vec<Signal>,
     lock: Option<Lock>,
@@ -97,6 +102,7 @@ impl Radio {
         Radio {
             rx_w: rx_threshold_w,
             capture_ratio,
+            lock_sensed: true,
             transmitting: false,
             signals: Vec::with_capacity(8),
             lock: None,
@@ -104,6 +110,11 @@ impl Radio {
             since: SimTime::ZERO,
             totals: [Duration::ZERO; 4],
         }
+    }
+
+    /// Chooses whether signals below the receive threshold lock the radio.
+    pub fn set_lock_sensed(&mut self, on: bool) {
+        self.lock_sensed = on;
     }
 
     /// Physical carrier sense: busy while transmitting or while any signal is on the air.
@@ -182,7 +193,7 @@ impl Radio {
             if above_rx {
                 losses.push(tx, Loss::Interference);
             }
-        } else {
+        } else if above_rx || self.lock_sensed {
             let strongest = self.signals.iter().map(|s| s.power_w).fold(0.0, f64::max);
             let corrupted = power_w < strongest * self.capture_ratio;
             if above_rx && corrupted {
@@ -283,6 +294,22 @@ mod tests {
         r.signal_start(t(0), 1, 0.1);
         assert_eq!(r.state(), RadioState::CarrierSense);
         assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Sensed(1)));
+    }
+
+    #[test]
+    fn without_locking_on_sensed_signals_a_later_frame_is_received() {
+        let mut r = radio();
+        r.set_lock_sensed(false);
+        r.signal_start(t(0), 1, 0.05);
+        assert!(r.is_busy());
+        assert_eq!(r.state(), RadioState::CarrierSense);
+        // 20 times stronger than the sensed signal: captured and decoded.
+        assert!(r.signal_start(t(5), 2, 1.0).is_empty());
+        assert_eq!(r.signal_end(t(8), 1), None);
+        assert_eq!(r.signal_end(t(20), 2), Some(RxEnd::Ok(2)));
+        // A decodable frame under a comparable sensed signal is lost.
+        r.signal_start(t(30), 3, 0.5);
+        assert_eq!(lost(r.signal_start(t(31), 4, 1.0)), vec![(4, Loss::Interference)]);
     }
 
     #[test]

@@ -55,6 +55,10 @@ pub struct RadioFile {
     pub cs_range_m: f64,
     pub propagation: String,
     pub capture_threshold_db: f64,
+    /// Whether a signal below the receive threshold locks the receiver, as
+    /// in ns-2 (so a stronger frame arriving during it is lost); false lets
+    /// it only interfere, as ns-3's preamble detection does.
+    pub lock_on_sensed: bool,
 }
 
 impl Default for RadioFile {
@@ -66,6 +70,7 @@ impl Default for RadioFile {
             cs_range_m: 550.0,
             propagation: "two-ray-ground".into(),
             capture_threshold_db: 10.0,
+            lock_on_sensed: true,
         }
     }
 }

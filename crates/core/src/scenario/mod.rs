@@ -154,6 +154,7 @@ pub struct RadioParams {
     pub tx_range_m: f64,
     pub cs_range_m: f64,
     pub capture_db: f64,
+    pub lock_on_sensed: bool,
 }
 
 /// A validated scenario, with node indices 0..n and every value resolved.
@@ -577,6 +578,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
             tx_range_m: r.tx_range_m,
             cs_range_m: r.cs_range_m,
             capture_db: r.capture_threshold_db,
+            lock_on_sensed: r.lock_on_sensed,
         },
         dcf,
         queue,

@@ -159,7 +159,11 @@ impl Simulator {
         let n = sc.positions.len();
         let nodes = (0..n)
             .map(|i| Node {
-                radio: Radio::new(th.rx_w, th.capture_ratio),
+                radio: {
+                    let mut r = Radio::new(th.rx_w, th.capture_ratio);
+                    r.set_lock_sensed(sc.radio.lock_on_sensed);
+                    r
+                },
                 mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: match sc.queue {
                     QueueKind::Red => InterfaceQueue::with_red(
