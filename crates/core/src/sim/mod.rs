@@ -88,6 +88,9 @@ pub struct RxRecord {
 struct Counters {
     frames_sent: [u64; 4],
     collisions: [u64; 4],
+    /// (frame, receiver) pairs: signals handed to receivers (the cost unit
+    /// of the benchmark's instruction counts, `bench/count.py`).
+    deliveries: u64,
 }
 
 pub struct Simulator {
@@ -284,6 +287,11 @@ impl Simulator {
         self.q.events_popped()
     }
 
+    /// (frame, receiver) pairs so far: each is a signal start and a signal end.
+    pub fn deliveries(&self) -> u64 {
+        self.counters.deliveries
+    }
+
     /// Runs every event strictly before `min(until, end of run)`.
     /// Returns true once the run has reached its end.
     pub fn run_until(&mut self, until: SimTime) -> bool {
@@ -365,10 +373,12 @@ impl Simulator {
                 .map(|m| self.routing.message(m));
             w.record(now, &frame, packet.as_ref(), msg);
         }
+        let receivers = self.channel.neighbors(node).len() as u32;
+        self.counters.deliveries += u64::from(receivers);
         let entry = Airborne {
             frame,
             packet,
-            pending: self.channel.neighbors(node).len() as u32 + 1,
+            pending: receivers + 1,
         };
         let id = match self.air_free.pop() {
             Some(i) => {
