@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run  # noqa: E402  (the benchmark driver beside this file)
+import run  # the benchmark driver beside this file
 
 HERE = run.HERE
 REPO = HERE.parent
@@ -93,9 +93,9 @@ def input_file(t: Target, seed: int) -> Path:
     return path
 
 
-def command(t: Target, path: Path, binary: Path) -> list[str]:
+def command(t: Target, path: Path, binary: Path, example: Path) -> list[str]:
     if t.sim == "manetfair":
-        return [str(EXAMPLE), str(path), "--from", repr(t.from_s)]
+        return [str(example), str(path), "--from", repr(t.from_s)]
     return [str(binary), "run", str(path)]
 
 
@@ -124,9 +124,9 @@ def callgrind_totals(out_file: Path) -> list[int]:
     return totals
 
 
-def count(t: Target, binary: Path, seed: int, callgrind: bool) -> Json:
+def count(t: Target, binary: Path, example: Path, seed: int, callgrind: bool) -> Json:
     path = input_file(t, seed)
-    cmd = command(t, path, binary)
+    cmd = command(t, path, binary, example)
     log = COUNT_DIR / "logs" / f"{t.key}-seed{seed}"
     log.parent.mkdir(parents=True, exist_ok=True)
     print(f"[{time.strftime('%H:%M:%S')}] {t.key}: {shlex.join(cmd)}", file=sys.stderr, flush=True)
@@ -322,6 +322,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--seed", type=int, default=1, help="run seed (default 1)")
     p.add_argument("--no-callgrind", action="store_true", help="native runs only")
+    p.add_argument(
+        "--example",
+        type=Path,
+        help="a built run_scenario example to count (default: build the checkout's)",
+    )
     p.add_argument("--report-only", action="store_true", help="rebuild the report only")
     args = p.parse_args(argv)
     known = targets()
@@ -330,7 +335,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if k not in known:
             raise SystemExit(f"count.py: unknown target {k!r}: allowed {', '.join(known)}")
     if not args.report_only:
-        if any(known[k].sim == "manetfair" for k in chosen):
+        example = args.example or EXAMPLE
+        if args.example is None and any(known[k].sim == "manetfair" for k in chosen):
             subprocess.run(
                 ["cargo", "build", "--release", "-p", "manetfair-core", "--examples"],
                 cwd=REPO,
@@ -338,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         binary = run.build_ns3() if any(known[k].sim == "ns3" for k in chosen) else run.BINARY
         for k in chosen:
-            count(known[k], binary, args.seed, not args.no_callgrind)
+            count(known[k], binary, example, args.seed, not args.no_callgrind)
     text = report(load_records())
     COUNTS_MD.write_text(text)
     if run.RESULTS_MD.exists():

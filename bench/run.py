@@ -41,6 +41,7 @@ OUT_DIR = HERE / "out"
 SOURCE = HERE / "ns3" / "ns3bench.cc"
 BINARY = BUILD_DIR / "ns3bench"
 RESULTS_MD = HERE / "RESULTS.md"
+WATCH_JSON = HERE / "watch.json"
 SCALING_PNG = HERE / "scaling.png"
 
 NS3_REQUIREMENT = "ns3>=3.44,<3.45"
@@ -94,7 +95,10 @@ class Scenario:
     flows: list[Flow]
     routing: str  # "static" | "aodv"
     duration_s: float
-    fidelity: bool  # compared flow by flow (a, b), or a speed point only (c)
+    fidelity: bool  # compared flow by flow (a, b), or a speed point only (c, d, e)
+    queue: str = "droptail"  # manetfair's interface queue discipline
+    rwp_speed_mps: float | None = None  # random waypoint, maximum speed
+    watch: bool = False  # manetfair only: its events per second tracked from run to run
 
     @property
     def nodes(self) -> int:
@@ -254,6 +258,46 @@ def scaling_scenario(n: int, quick: bool) -> Scenario:
     )
 
 
+def nred_grid_scenario(quick: bool) -> Scenario:
+    """(d) scenario (a) with Neighborhood RED as every node's queue discipline:
+    manetfair only (ns-3 has no NRED), to keep the cost of a remedy in view."""
+    grid = grid_scenario(quick)
+    return dataclasses.replace(
+        grid,
+        key="d",
+        title="10x10 grid, 16 TCP flows, static, NRED",
+        fidelity=False,
+        queue="nred",
+        watch=True,
+    )
+
+
+def mobile_aodv_scenario(quick: bool) -> Scenario:
+    """(e) 100 nodes uniform at 50 nodes/km^2 (1414 m square), moving by random
+    waypoint (up to 10 m/s, no pause), 10 TCP flows between distinct random
+    pairs, AODV: manetfair only, to keep routing and mobility costs in view."""
+    rng = random.Random(f"mobile-{SCENARIO_SEED}")
+    n = 100
+    positions = random_field(rng, n, 1000.0 * math.sqrt(n / DENSITY_PER_KM2))
+    duration, start, stop = (40.0, 5.0, 35.0) if quick else (150.0, 10.0, 130.0)
+    pairs: list[tuple[int, int]] = []
+    while len(pairs) < n // 10:
+        src, dst = rng.sample(range(n), 2)
+        if (src, dst) not in pairs:
+            pairs.append((src, dst))
+    return Scenario(
+        "e",
+        "100 random nodes, random waypoint, 10 TCP flows, AODV",
+        positions,
+        [Flow(s, d, start, stop, None) for s, d in pairs],
+        "aodv",
+        duration,
+        False,
+        rwp_speed_mps=10.0,
+        watch=True,
+    )
+
+
 def build_scenarios(selected: Iterable[str], quick: bool) -> list[Scenario]:
     out: list[Scenario] = []
     for name in selected:
@@ -263,10 +307,14 @@ def build_scenarios(selected: Iterable[str], quick: bool) -> list[Scenario]:
             out.append(aodv_scenario(quick))
         elif name == "c":
             out.extend(scaling_scenario(n, quick) for n in SCALING_SIZES)
+        elif name == "d":
+            out.append(nred_grid_scenario(quick))
+        elif name == "e":
+            out.append(mobile_aodv_scenario(quick))
         elif name.startswith("c") and name[1:].isdigit():
             out.append(scaling_scenario(int(name[1:]), quick))
         else:
-            raise SystemExit(f"run.py: unknown scenario {name!r}: allowed a, b, c, c<nodes>")
+            raise SystemExit(f"run.py: unknown scenario {name!r}: allowed a, b, c, c<nodes>, d, e")
     if quick:
         out = [dataclasses.replace(sc, key=f"{sc.key}-quick") for sc in out]
     return out
@@ -293,12 +341,16 @@ def manetfair_toml(sc: Scenario, seed: int, name: str) -> str:
         "rts_threshold_bytes = 0",
         "short_retry_limit = 7",
         "long_retry_limit = 4",
-        'queue = "droptail"',
+        f'queue = "{sc.queue}"',
         f"queue_capacity_pkts = {QUEUE_PKTS}",
         "",
         "[routing]",
         f'protocol = "{sc.routing}"',
         "",
+    ]
+    if sc.rwp_speed_mps is not None:
+        lines += ["[mobility.random_waypoint]", f"speed_max_mps = {sc.rwp_speed_mps!r}", ""]
+    lines += [
         "[topology]",
         'kind = "explicit"',
     ]
@@ -748,6 +800,12 @@ def summary_lines(
             continue
         wall, cpu, mem = speed_ratios(records, sc, stats, timeout_s)
         mf_wall = fmt(stats["manetfair"]["wall_s"])
+        if sc.watch:
+            out.append(
+                f"- {sc.key} ({sc.title}): manetfair {mf_wall} s, "
+                f"{fmt(stats['manetfair']['events_per_s'], 0)} events/s (manetfair only)."
+            )
+            continue
         if wall == "–":
             ns3_status = status_text(records.get(("ns3", sc.key), []))
             out.append(f"- {sc.key} ({sc.title}): manetfair {mf_wall} s; ns-3 {ns3_status}.")
@@ -803,6 +861,7 @@ def write_report(
     check: Json | None,
     args: argparse.Namespace,
     timeout_s: float,
+    history: dict[str, list[Json]] | None = None,
 ) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -853,6 +912,8 @@ def write_report(
             recs = records.get((sim, sc.key), [])
             st = sim_stats(recs, sc)
             stats[sim] = st
+            if sc.watch and sim == "ns3":
+                continue
             label = "ns-3" if sim == "ns3" else "manetfair"
             lines.append(
                 f"| {sc.key} | {sc.nodes:,} | {len(sc.flows):,} | {sc.duration_s:g} | {label} "
@@ -861,7 +922,8 @@ def write_report(
                 f"| {fmt(st['events_per_s'], 0)} | {fmt(st['sim_per_wall'])} "
                 f"| {fmt(st['load'], 1)} |"
             )
-        ratios.append((sc, *speed_ratios(records, sc, stats, timeout_s)))
+        if not sc.watch:
+            ratios.append((sc, *speed_ratios(records, sc, stats, timeout_s)))
     lines += [
         "",
         (
@@ -911,6 +973,8 @@ def write_report(
         "",
     ]
     for sc in scenarios:
+        if sc.watch:
+            continue
         ns3_flows = flow_kbps(records.get(("ns3", sc.key), []), len(sc.flows))
         mf_flows = flow_kbps(records.get(("manetfair", sc.key), []), len(sc.flows))
         header = f"### {sc.key}: {sc.title}, {sc.duration_s:g} s"
@@ -974,6 +1038,12 @@ def write_report(
                 "",
             ]
     lines += ["![scaling](scaling.png)", ""]
+    lines += watch_lines(scenarios, history or {})
+    # Instruction counts (bench/count.py) are carried over between its markers.
+    if RESULTS_MD.exists() and "<!-- counts -->" in RESULTS_MD.read_text():
+        old = RESULTS_MD.read_text()
+        lines += [old[old.index("<!-- counts -->") : old.index("<!-- /counts -->")].rstrip()]
+        lines += ["<!-- /counts -->", ""]
     # The assessment against the targets (with the profile behind any miss)
     # is kept by hand beside this script and carried into the report.
     targets = Path(__file__).resolve().parent / "TARGETS.md"
@@ -982,10 +1052,90 @@ def write_report(
     return "\n".join(lines)
 
 
+def watch_entry(sc: Scenario, records: Sequence[RunRecord], version: str) -> Json | None:
+    """One run-to-run record of manetfair's speed on a scenario: events (the
+    same on every run of the same core and input), and events per CPU second
+    (less disturbed than wall time on a shared machine)."""
+    st = sim_stats(records, sc)
+    if math.isnan(st["cpu_s"]) or math.isnan(st["events"]):
+        return None
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "manetfair": version,
+        "events": int(st["events"]),
+        "cpu_s": round(st["cpu_s"], 3),
+        "wall_s": round(st["wall_s"], 3),
+        "events_per_cpu_s": round(st["events"] / st["cpu_s"]),
+        "load": round(st["load"], 1),
+    }
+
+
+def read_watch() -> dict[str, list[Json]]:
+    if not WATCH_JSON.exists():
+        return {}
+    data: dict[str, list[Json]] = json.loads(WATCH_JSON.read_text())
+    return data
+
+
+def update_watch(
+    scenarios: Sequence[Scenario],
+    records: dict[tuple[str, str], list[RunRecord]],
+    version: str,
+    history: dict[str, list[Json]],
+) -> dict[str, list[Json]]:
+    """history with this run's entry appended for every scenario manetfair ran."""
+    out = {k: list(v) for k, v in history.items()}
+    for sc in scenarios:
+        entry = watch_entry(sc, records.get(("manetfair", sc.key), []), version)
+        if entry is not None:
+            out.setdefault(sc.key, []).append(entry)
+    return out
+
+
+def watch_lines(scenarios: Sequence[Scenario], history: dict[str, list[Json]]) -> list[str]:
+    """The latest events per CPU second of each scenario against the entry before it."""
+    lines = [
+        "## Run to run",
+        "",
+        (
+            "manetfair's events per CPU second on each scenario, against the run recorded "
+            "before it in `bench/watch.json` (which every run of this script extends): a "
+            "change to the core that slows it shows here. d and e run in manetfair only "
+            "(ns-3 has no NRED; e keeps routing and mobility in view). A change in events "
+            "means the model's behaviour changed, not only its speed. CPU time moves with "
+            "the machine's load too (caches shared with other work): compare like loads, "
+            "or use `bench/count.py` for instruction counts."
+        ),
+        "",
+        (
+            "| scenario | events | events/CPU s | load | before: events | before: events/CPU s "
+            "| before: load | change in events/CPU s |"
+        ),
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for sc in scenarios:
+        runs = history.get(sc.key, [])
+        if not runs:
+            continue
+        now = runs[-1]
+        row = f"| {sc.key} | {now['events']:,} | {now['events_per_cpu_s']:,} | {now['load']} "
+        if len(runs) > 1:
+            was = runs[-2]
+            change = 100.0 * (now["events_per_cpu_s"] / was["events_per_cpu_s"] - 1.0)
+            row += (
+                f"| {was['events']:,} | {was['events_per_cpu_s']:,} | {was['load']} "
+                f"| {change:+.1f} % |"
+            )
+        else:
+            row += "| – | – | – | – |"
+        lines.append(row)
+    return lines + [""]
+
+
 def plot_scaling(
     scenarios: Sequence[Scenario], records: dict[tuple[str, str], list[RunRecord]], timeout_s: float
 ) -> bool:
-    scaling = [sc for sc in scenarios if not sc.fidelity]
+    scaling = [sc for sc in scenarios if not sc.fidelity and not sc.watch]
     if not scaling:
         return False
     import matplotlib
@@ -1042,8 +1192,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
         "--scenarios",
-        default="a,b,c",
-        help="comma list of a, b, c (all scaling sizes) or c<nodes> (default a,b,c)",
+        default="a,b,c,d,e",
+        help="comma list of a, b, c (all scaling sizes), c<nodes>, d (NRED grid), "
+        "e (mobile AODV field) (default a,b,c,d,e)",
     )
     p.add_argument("--sims", default="ns3,manetfair", help="comma list of ns3, manetfair")
     p.add_argument(
@@ -1138,6 +1289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "ns3": (scen_dir / f"{name}.ns3.txt", ns3_input(sc, seed, name)),
                 "manetfair": (scen_dir / f"{name}.toml", manetfair_toml(sc, seed, name)),
             }
+            if sc.watch:  # manetfair only: no ns-3 input for NRED or mobility
+                del inputs["ns3"]
             for sim, (path, text) in inputs.items():
                 path.write_text(text)
                 digest = sha(text)
@@ -1146,7 +1299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if old is not None:
                         records[(sim, sc.key)].append(old)
                     continue
-                if not sc.fidelity and overran.get(sim, sc.nodes + 1) < sc.nodes:
+                if not sc.watch and not sc.fidelity and overran.get(sim, sc.nodes + 1) < sc.nodes:
                     rec = RunRecord(
                         sim,
                         sc.key,
@@ -1173,13 +1326,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                         if sim == "ns3"
                         else [*mf_cmd, "run", str(path), "--json"]
                     )
-                    limit = args.timeout if not sc.fidelity else args.fidelity_timeout
+                    limit = args.fidelity_timeout if sc.fidelity or sc.watch else args.timeout
                     rec = run_one(sim, cmd, sc, seed, digest, limit)
-                if rec.status == "timeout" and not sc.fidelity:
+                if rec.status == "timeout" and not sc.fidelity and not sc.watch:
                     overran[sim] = min(overran.get(sim, sc.nodes), sc.nodes)
                 records[(sim, sc.key)].append(rec)
     plot_scaling(scenarios, records, args.timeout)
-    report = write_report(scenarios, records, check, args, args.timeout)
+    history = read_watch()
+    if not args.report_only:
+        history = update_watch(scenarios, records, manetfair_version(mf_cmd), history)
+        WATCH_JSON.write_text(json.dumps(history, indent=1) + "\n")
+    report = write_report(scenarios, records, check, args, args.timeout, history)
     RESULTS_MD.write_text(report)
     print(report)
     return 0

@@ -8,11 +8,16 @@
 //! SIFS, slots, frame airtimes): a timing wheel of `WHEEL` buckets of
 //! `2^RES_SHIFT` ns each covers the next ~67 ms. Scheduling into the wheel
 //! appends to a bucket (O(1)); a two-level bitmap finds the next non-empty
-//! bucket; a bucket is sorted once, when it becomes current, and is usually
-//! a handful of events. Events beyond the wheel's span wait in a binary heap
-//! and move into the wheel as it turns. Measured with callgrind on the
-//! 10×10-grid benchmark, this executes about two thirds of the instructions
-//! of `std::collections::BinaryHeap`.
+//! bucket; a bucket is sorted once, when it becomes current, and only if an
+//! entry was appended before an earlier one (a bit per bucket records it:
+//! signals are scheduled nearest receiver first, so most buckets fill in
+//! order). Events beyond the wheel's span wait in a binary heap and move
+//! into the wheel as it turns.
+//!
+//! The hot path is inlined at the caller: `schedule` into a later bucket,
+//! and `pop_before`, the run loop's one call per event (it peeks and pops
+//! at once). Only moving to the next bucket is a call. Instruction counts
+//! (callgrind) are in docs/architecture.md and bench/RESULTS.md.
 
 use crate::time::SimTime;
 use std::cmp::Reverse;
@@ -24,17 +29,25 @@ const RES_SHIFT: u32 = 10;
 const WHEEL: u64 = 1 << 16;
 const MASK: u64 = WHEEL - 1;
 const WORDS: usize = (WHEEL / 64) as usize;
+const SUMMARY_WORDS: usize = WORDS / 64;
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
-    /// (time, sequence) packed: time in the high 64 bits.
-    key: u128,
+    /// The event's time in ns, then its insertion sequence number: the order.
+    at: u64,
+    seq: u64,
     event: E,
+}
+
+impl<E> Entry<E> {
+    fn key(&self) -> (u64, u64) {
+        (self.at, self.seq)
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
+        self.key() == o.key()
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -45,34 +58,37 @@ impl<E> PartialOrd for Entry<E> {
 }
 impl<E> Ord for Entry<E> {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&o.key)
+        self.key().cmp(&o.key())
     }
 }
 
-fn bucket_of(key: u128) -> u64 {
-    ((key >> 64) as u64) >> RES_SHIFT
+fn bucket_of(at: u64) -> u64 {
+    at >> RES_SHIFT
 }
 
 pub struct EventQueue<E> {
-    buckets: Vec<Vec<Entry<E>>>,
-    /// Bit per bucket: not empty.
-    bits: Vec<u64>,
-    /// Bit per word of `bits`: that word is not zero.
-    summary: Vec<u64>,
-    /// Absolute bucket number (time >> RES_SHIFT) of the current bucket.
-    cursor: u64,
     /// The current bucket, sorted by key; entries before `head` are popped.
     current: Vec<Entry<E>>,
     head: usize,
+    /// Absolute bucket number (time >> RES_SHIFT) of the current bucket.
+    cursor: u64,
+    len: usize,
+    next_seq: u64,
+    now: SimTime,
+    popped: u64,
+    buckets: Box<[Vec<Entry<E>>]>,
+    /// Bit per bucket: not empty.
+    bits: Box<[u64; WORDS]>,
+    /// Bit per word of `bits`: that word is not zero.
+    summary: [u64; SUMMARY_WORDS],
+    /// Bit per bucket: an entry was appended before an earlier one, so the
+    /// bucket needs sorting when it becomes current.
+    unsorted: Box<[u64; WORDS]>,
     /// Emptied bucket vectors, kept for reuse so that scheduling does not
     /// allocate and idle buckets hold no memory.
     pool: Vec<Vec<Entry<E>>>,
     /// Events at or beyond `cursor + WHEEL` buckets.
     far: BinaryHeap<Reverse<Entry<E>>>,
-    len: usize,
-    next_seq: u64,
-    now: SimTime,
-    popped: u64,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -84,18 +100,19 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
-            bits: vec![0; WORDS],
-            summary: vec![0; WORDS.div_ceil(64)],
-            cursor: 0,
             current: Vec::new(),
             head: 0,
-            pool: Vec::new(),
-            far: BinaryHeap::new(),
+            cursor: 0,
             len: 0,
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
+            buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
+            bits: Box::new([0; WORDS]),
+            summary: [0; SUMMARY_WORDS],
+            unsorted: Box::new([0; WORDS]),
+            pool: Vec::new(),
+            far: BinaryHeap::new(),
         }
     }
 
@@ -118,35 +135,69 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `event` at `at`; scheduling in the past is a broken invariant.
+    ///
+    /// The common case, a bucket of the wheel after the current one, is an
+    /// append and two bit sets, inlined at the caller.
+    #[inline]
     pub fn schedule(&mut self, at: SimTime, event: E) {
         assert!(at >= self.now, "event scheduled in the past");
-        let key = ((at.0 as u128) << 64) | self.next_seq as u128;
+        let e = Entry {
+            at: at.0,
+            seq: self.next_seq,
+            event,
+        };
         self.next_seq += 1;
         self.len += 1;
-        self.place(Entry { key, event });
+        let ahead = bucket_of(at.0).wrapping_sub(self.cursor);
+        if ahead.wrapping_sub(1) < WHEEL - 1 {
+            self.push_wheel(e);
+        } else {
+            self.place_slow(e);
+        }
     }
 
-    fn place(&mut self, e: Entry<E>) {
-        let b = bucket_of(e.key);
-        if b == self.cursor {
+    #[inline]
+    fn push_wheel(&mut self, e: Entry<E>) {
+        let slot = (bucket_of(e.at) & MASK) as usize;
+        let word = slot / 64;
+        let bit = 1u64 << (slot % 64);
+        let bucket = &mut self.buckets[slot];
+        match bucket.last() {
+            // Appended in order (the common case: signals are scheduled
+            // nearest receiver first): the bucket stays sorted.
+            Some(last) => {
+                if last.at > e.at {
+                    self.unsorted[word] |= bit;
+                }
+            }
+            None => {
+                if bucket.capacity() == 0 {
+                    if let Some(v) = self.pool.pop() {
+                        *bucket = v;
+                    }
+                }
+                self.bits[word] |= bit;
+                self.summary[word / 64] |= 1 << (word % 64);
+            }
+        }
+        bucket.push(e);
+    }
+
+    /// The current bucket (or an earlier one: after `peek_time` moved the
+    /// cursor, the caller may schedule before it), or beyond the wheel.
+    #[inline(never)]
+    fn place_slow(&mut self, e: Entry<E>) {
+        let b = bucket_of(e.at);
+        if b <= self.cursor {
             // Keep the current bucket sorted (usually an append: later keys).
-            if self.current.last().is_none_or(|x| x.key < e.key) {
+            if self.current.last().is_none_or(|x| x.key() < e.key()) {
                 self.current.push(e);
             } else {
-                let at = self.head + self.current[self.head..].partition_point(|x| x.key < e.key);
+                let at = self.head + self.current[self.head..].partition_point(|x| x.key() < e.key());
                 self.current.insert(at, e);
             }
         } else if b < self.cursor + WHEEL {
-            let slot = (b & MASK) as usize;
-            let bucket = &mut self.buckets[slot];
-            if bucket.capacity() == 0 {
-                if let Some(v) = self.pool.pop() {
-                    *bucket = v;
-                }
-            }
-            bucket.push(e);
-            self.bits[slot / 64] |= 1 << (slot % 64);
-            self.summary[slot / 4096] |= 1 << ((slot / 64) % 64);
+            self.push_wheel(e);
         } else {
             self.far.push(Reverse(e));
         }
@@ -188,11 +239,10 @@ impl<E: Copy> EventQueue<E> {
             .or_else(|| self.first_set(0, from).map(|s| (s + n - from) as u64))
     }
 
-    /// Makes `current` hold the earliest events; false if the queue is empty.
-    fn settle(&mut self) -> bool {
-        if self.head < self.current.len() {
-            return true;
-        }
+    /// The current bucket is used up: makes the next non-empty one current.
+    /// False if the queue is empty.
+    #[inline(never)]
+    fn advance(&mut self) -> bool {
         self.current.clear();
         self.head = 0;
         if self.len == 0 {
@@ -202,27 +252,35 @@ impl<E: Copy> EventQueue<E> {
         let next = match self.next_set(from) {
             Some(off) => self.cursor + 1 + off,
             // The wheel is empty: jump to the earliest far event.
-            None => bucket_of(self.far.peek().expect("len > 0").0.key),
+            None => bucket_of(self.far.peek().expect("len > 0").0.at),
         };
         self.cursor = next;
         // Far events now within the wheel's span move in.
         while let Some(Reverse(e)) = self.far.peek() {
-            if bucket_of(e.key) >= self.cursor + WHEEL {
+            if bucket_of(e.at) >= self.cursor + WHEEL {
                 break;
             }
             let Reverse(e) = self.far.pop().expect("peeked");
-            self.place(e);
+            self.place_slow(e);
         }
         let slot = (self.cursor & MASK) as usize;
-        if self.bits[slot / 64] & (1 << (slot % 64)) != 0 {
-            self.bits[slot / 64] &= !(1 << (slot % 64));
-            if self.bits[slot / 64] == 0 {
-                self.summary[slot / 4096] &= !(1 << ((slot / 64) % 64));
+        let (word, bit) = (slot / 64, 1u64 << (slot % 64));
+        if self.bits[word] & bit != 0 {
+            self.bits[word] &= !bit;
+            if self.bits[word] == 0 {
+                self.summary[word / 64] &= !(1 << (word % 64));
             }
             let mut b = std::mem::take(&mut self.buckets[slot]);
-            b.append(&mut self.current);
-            // Mostly in order already (signals are scheduled nearest first).
-            b.sort_unstable_by_key(|e| e.key);
+            let mut sort = self.unsorted[word] & bit != 0;
+            self.unsorted[word] &= !bit;
+            if !self.current.is_empty() {
+                // Far events of this bucket, moved in above.
+                b.append(&mut self.current);
+                sort = true;
+            }
+            if sort {
+                b.sort_unstable_by_key(Entry::key);
+            }
             let old = std::mem::replace(&mut self.current, b);
             if old.capacity() > 0 {
                 self.pool.push(old);
@@ -232,22 +290,48 @@ impl<E: Copy> EventQueue<E> {
         true
     }
 
+    /// Makes `current` hold the earliest events; false if the queue is empty.
+    #[inline]
+    fn settle(&mut self) -> bool {
+        self.head < self.current.len() || self.advance()
+    }
+
     pub fn peek_time(&mut self) -> Option<SimTime> {
         if !self.settle() {
             return None;
         }
-        self.current.get(self.head).map(|e| SimTime((e.key >> 64) as u64))
+        self.current.get(self.head).map(|e| SimTime(e.at))
+    }
+
+    /// Pops the earliest event if it lies before `stop`, and advances `now`
+    /// to its time: the run loop's one call per event.
+    #[inline]
+    pub fn pop_before(&mut self, stop: SimTime) -> Option<(SimTime, E)> {
+        if !self.settle() {
+            return None;
+        }
+        let e = self.current.get(self.head)?;
+        if e.at >= stop.0 {
+            return None;
+        }
+        let (at, event) = (e.at, e.event);
+        self.head += 1;
+        self.len -= 1;
+        self.now = SimTime(at);
+        self.popped += 1;
+        Some((self.now, event))
     }
 
     /// Pops the earliest event and advances `now` to its time.
+    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         if !self.settle() {
             return None;
         }
-        let e = self.current[self.head];
+        let e = *self.current.get(self.head)?;
         self.head += 1;
         self.len -= 1;
-        self.now = SimTime((e.key >> 64) as u64);
+        self.now = SimTime(e.at);
         self.popped += 1;
         Some((self.now, e.event))
     }
@@ -272,6 +356,43 @@ mod tests {
     }
 
     #[test]
+    fn pop_before_stops_at_the_limit() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(10), 'a');
+        q.schedule(SimTime(20), 'b');
+        assert_eq!(q.pop_before(SimTime(20)), Some((SimTime(10), 'a')));
+        assert_eq!(q.pop_before(SimTime(20)), None);
+        assert_eq!((q.len(), q.now()), (1, SimTime(10)));
+        assert_eq!(q.pop_before(SimTime(21)), Some((SimTime(20), 'b')));
+        assert_eq!(q.pop_before(SimTime::MAX), None);
+    }
+
+    #[test]
+    fn scheduling_before_a_bucket_that_peek_made_current() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(100_000), 'c');
+        // The cursor moves to 100 µs; `now` stays at 0.
+        assert_eq!(q.peek_time(), Some(SimTime(100_000)));
+        q.schedule(SimTime(5_000), 'a');
+        q.schedule(SimTime(100_000), 'd');
+        q.schedule(SimTime(7_000), 'b');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['a', 'b', 'c', 'd']);
+    }
+
+    #[test]
+    fn a_bucket_filled_out_of_order_is_sorted() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(1), 'x');
+        // One 1024 ns bucket, appended out of order, ties in insertion order.
+        for (t, e) in [(2_047, 'd'), (1_024, 'a'), (2_000, 'b'), (2_000, 'c')] {
+            q.schedule(SimTime(t), e);
+        }
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['x', 'a', 'b', 'c', 'd']);
+    }
+
+    #[test]
     fn far_events_and_wheel_wraps() {
         let mut q = EventQueue::new();
         let span = WHEEL << RES_SHIFT;
@@ -292,15 +413,27 @@ mod tests {
 
     proptest! {
         #[test]
-        fn matches_a_sorted_model(ops in proptest::collection::vec((any::<bool>(), delay()), 1..600)) {
+        fn matches_a_sorted_model(ops in proptest::collection::vec((0u8..4, delay()), 1..600)) {
             let mut q = EventQueue::new();
             let mut model: Vec<(u64, usize)> = Vec::new();
-            for (i, (pop, dt)) in ops.into_iter().enumerate() {
-                if pop {
+            for (i, (op, dt)) in ops.into_iter().enumerate() {
+                model.sort();
+                if op == 0 {
                     let got = q.pop().map(|(t, e)| (t.0, e));
-                    model.sort();
                     let want = if model.is_empty() { None } else { Some(model.remove(0)) };
                     prop_assert_eq!(got, want);
+                } else if op == 1 {
+                    // A limit `dt` after now: pops only what lies before it.
+                    let stop = q.now().0 + dt;
+                    let got = q.pop_before(SimTime(stop)).map(|(t, e)| (t.0, e));
+                    let want = match model.first() {
+                        Some(&(t, _)) if t < stop => Some(model.remove(0)),
+                        _ => None,
+                    };
+                    prop_assert_eq!(got, want);
+                } else if op == 2 {
+                    // Peeking may move the cursor past `now`.
+                    prop_assert_eq!(q.peek_time().map(|t| t.0), model.first().map(|m| m.0));
                 } else {
                     let t = q.now().0 + dt;
                     q.schedule(SimTime(t), i);

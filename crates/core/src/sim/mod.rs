@@ -296,11 +296,7 @@ impl Simulator {
     /// Returns true once the run has reached its end.
     pub fn run_until(&mut self, until: SimTime) -> bool {
         let stop = until.min(self.sc.duration);
-        while let Some(t) = self.q.peek_time() {
-            if t >= stop {
-                break;
-            }
-            let (now, ev) = self.q.pop().expect("peeked");
+        while let Some((now, ev)) = self.q.pop_before(stop) {
             self.dispatch(now, ev);
         }
         let done = stop >= self.sc.duration;
