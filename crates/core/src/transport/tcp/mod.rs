@@ -9,11 +9,13 @@
 //! plug in without touching loss recovery or the RTO (DESIGN.md principle 6).
 
 mod cc;
+mod pacer;
 mod receiver;
 mod rtt;
 mod sender;
 
-pub use cc::{CongestionControl, NewReno, Reno, Window};
+pub use cc::{AckInfo, Base, CongestionControl, Controller, NewReno, Reno, Window};
+pub use pacer::Pacer;
 pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
 pub use sender::TcpSender;
@@ -207,6 +209,9 @@ pub struct Segment {
     pub retransmit: bool,
     /// When the sender sent it (data) or the receiver sent it (ACK).
     pub sent_at: SimTime,
+    /// ACKs: the `sent_at` of the latest data segment the receiver got, a
+    /// timestamp echo that gives the sender an RTT sample per ACK.
+    pub ts_echo: SimTime,
 }
 
 impl Segment {
@@ -241,6 +246,7 @@ mod tests {
             is_ack: true,
             retransmit: false,
             sent_at: SimTime::ZERO,
+            ts_echo: SimTime::ZERO,
         }
     }
 
@@ -542,6 +548,132 @@ mod tests {
         let end = out.iter().map(|x| x.end()).max().unwrap();
         s.handle_ack(t + Duration::from_millis(100), &ack(end));
         assert!(s.rto() < Duration::from_millis(600), "rto {}", s.rto());
+    }
+
+    fn probe_sender(gap: Option<Duration>, no_backoff: bool, n: u32) -> TcpSender {
+        let cfg = TcpConfig {
+            initial_cwnd_pkts: n,
+            max_window_pkts: 64,
+            min_rto_s: 0.2,
+            ..TcpConfig::default()
+        };
+        let probe = cc::probe::Probe {
+            gap,
+            no_backoff,
+            seen: Vec::new(),
+        };
+        let mut s = TcpSender::with_controller(&cfg, CongestionControl::Probe(probe), 1000);
+        s.set_ssthresh_pkts(n as f64);
+        s.set_backlogged(true);
+        s
+    }
+
+    fn probe_seen(s: &mut TcpSender) -> Vec<AckInfo> {
+        match s.congestion_control_mut() {
+            CongestionControl::Probe(p) => std::mem::take(&mut p.seen),
+            _ => unreachable!("a probe sender"),
+        }
+    }
+
+    #[test]
+    fn the_controller_sees_hops_the_echoed_timestamp_and_the_duplicate_count() {
+        let mut s = probe_sender(None, false, 4);
+        assert_eq!(drain(&mut s, ms(0)).len(), 4);
+        let mut a = ack(1000);
+        a.ts_echo = ms(0);
+        s.handle_ack_hops(ms(30), &a, Some(3));
+        for k in 0..3u64 {
+            s.handle_ack_hops(
+                ms(31 + k),
+                &Segment {
+                    ts_echo: ms(2),
+                    ..ack(1000)
+                },
+                Some(4),
+            );
+        }
+        let seen = probe_seen(&mut s);
+        let row: Vec<_> = seen
+            .iter()
+            .map(|i| (i.acked_bytes, i.dupacks, i.hops, i.echo_rtt()))
+            .collect();
+        assert_eq!(
+            row,
+            vec![
+                (1000, 0, Some(3), Duration::from_millis(30)),
+                (0, 1, Some(4), Duration::from_millis(29)),
+                (0, 2, Some(4), Duration::from_millis(30)),
+                (0, 3, Some(4), Duration::from_millis(31)),
+            ]
+        );
+        // The first ACK covered the timed segment: a Karn sample of 30 ms.
+        assert_eq!(seen[0].rtt_sample, Some(Duration::from_millis(30)));
+        assert!(seen[1..].iter().all(|i| i.rtt_sample.is_none() && !i.is_new()));
+        // Without hops, the plain entry point says so.
+        s.handle_ack(ms(40), &ack(1000));
+        assert_eq!(probe_seen(&mut s)[0].hops, None);
+    }
+
+    #[test]
+    fn pacing_queue_spaces_segments_and_flushes_on_fast_retransmit() {
+        let gap = Duration::from_millis(10);
+        let mut s = probe_sender(Some(gap), false, 4);
+        // The window releases four segments; one leaves, three wait.
+        let out = drain(&mut s, ms(0));
+        assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(s.paced_backlog(), 3);
+        assert_eq!(s.outstanding_pkts(), 4, "queued segments hold their window slots");
+        assert_eq!(s.poll_timeout(), Some(ms(10)));
+        assert!(drain(&mut s, ms(9)).is_empty());
+        assert_eq!(
+            drain(&mut s, ms(10)).iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![1000]
+        );
+        assert_eq!(
+            drain(&mut s, ms(20)).iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![2000]
+        );
+        assert_eq!(s.snd_max(), 3000);
+        // Three duplicates: the hole leaves at once, ahead of the pacing
+        // slot, and the waiting segment goes back to the window.
+        for t in 21..24 {
+            s.handle_ack(ms(t), &ack(0));
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.paced_backlog(), 0);
+        assert_eq!(s.snd_nxt(), 3000);
+        // cwnd = ssthresh 2 + 3 = 5 against 3 outstanding: two new segments
+        // fit. Pacing restarted with the flush, so the first goes at once.
+        let out = drain(&mut s, ms(23));
+        assert_eq!(
+            out.iter().map(|x| (x.seq, x.retransmit)).collect::<Vec<_>>(),
+            vec![(0, true), (3000, false)]
+        );
+        assert_eq!(s.paced_backlog(), 1);
+        assert_eq!(s.poll_timeout(), Some(ms(33)));
+    }
+
+    #[test]
+    fn a_controller_can_veto_the_rto_backoff() {
+        for no_backoff in [false, true] {
+            let mut s = probe_sender(None, no_backoff, 2);
+            drain(&mut s, ms(0));
+            let mut t = s.poll_timeout().unwrap();
+            let mut gaps = Vec::new();
+            for _ in 0..3 {
+                s.handle_timeout(t);
+                drain(&mut s, t);
+                let next = s.poll_timeout().unwrap();
+                gaps.push((next - t).as_nanos() / 1_000_000);
+                t = next;
+            }
+            let expect = if no_backoff {
+                vec![1000, 1000, 1000]
+            } else {
+                vec![2000, 4000, 8000]
+            };
+            assert_eq!(gaps, expect, "no_backoff {no_backoff}");
+        }
     }
 
     #[test]
