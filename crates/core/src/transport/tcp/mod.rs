@@ -14,7 +14,10 @@ mod receiver;
 mod rtt;
 mod sender;
 
-pub use cc::{AckInfo, Base, CongestionControl, Controller, NewReno, Reno, Window};
+pub use cc::mtcp::{MtcpConfig, RttSource};
+pub use cc::tcp_ap::{TcpApConfig, Variation};
+pub use cc::westwood::WestwoodConfig;
+pub use cc::{AckInfo, Base, CongestionControl, Controller, Mtcp, NewReno, Reno, TcpAp, Westwood, Window};
 pub use pacer::Pacer;
 pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
@@ -59,6 +62,12 @@ pub struct TcpConfig {
     /// connection was idle longer than one RTO (RFC 5681 §4.1; ns-2
     /// `slow_start_restart_` = true). Only on/off sources go idle.
     pub slow_start_after_idle: bool,
+    /// `[tcp.mtcp]`: M-TCP's keys (`tcp-mtcp`).
+    pub mtcp: MtcpConfig,
+    /// `[tcp.ap]`: TCP-AP's keys (`tcp-ap`).
+    pub ap: TcpApConfig,
+    /// `[tcp.westwood]`: TCP Westwood's and Westwood+'s keys.
+    pub westwood: WestwoodConfig,
 }
 
 impl Default for TcpConfig {
@@ -74,6 +83,9 @@ impl Default for TcpConfig {
             delayed_ack_timeout_s: 0.1,
             dupack_threshold: 3,
             slow_start_after_idle: true,
+            mtcp: MtcpConfig::default(),
+            ap: TcpApConfig::default(),
+            westwood: WestwoodConfig::default(),
         }
     }
 }
@@ -133,6 +145,8 @@ impl TcpConfig {
                 self.initial_rto_s, self.min_rto_s, self.max_rto_s
             ));
         }
+        self.mtcp.validate()?;
+        self.ap.validate()?;
         Ok(())
     }
 
@@ -162,16 +176,40 @@ pub enum TcpVariant {
     /// RFC 5681 fast recovery (any new ACK ends recovery).
     #[serde(rename = "tcp-reno")]
     Reno,
+    /// M-TCP pacing on Reno (Yahia and Bíró 2007), keys in `[tcp.mtcp]`.
+    #[serde(rename = "tcp-mtcp")]
+    Mtcp,
+    /// TCP with Adaptive Pacing on NewReno (ElRakabawy et al. 2005), keys
+    /// in `[tcp.ap]`.
+    #[serde(rename = "tcp-ap")]
+    TcpAp,
+    /// TCP Westwood, per-ACK bandwidth samples (Mascolo et al. 2001).
+    #[serde(rename = "tcp-westwood")]
+    Westwood,
+    /// TCP Westwood+, one bandwidth sample per RTT (Grieco and Mascolo 2004).
+    #[serde(rename = "tcp-westwood-plus")]
+    WestwoodPlus,
 }
 
 impl TcpVariant {
-    pub const ALL: [TcpVariant; 2] = [TcpVariant::NewReno, TcpVariant::Reno];
+    pub const ALL: [TcpVariant; 6] = [
+        TcpVariant::NewReno,
+        TcpVariant::Reno,
+        TcpVariant::Mtcp,
+        TcpVariant::TcpAp,
+        TcpVariant::Westwood,
+        TcpVariant::WestwoodPlus,
+    ];
 
     /// The scenario name of the variant.
     pub fn name(self) -> &'static str {
         match self {
             TcpVariant::NewReno => "tcp-newreno",
             TcpVariant::Reno => "tcp-reno",
+            TcpVariant::Mtcp => "tcp-mtcp",
+            TcpVariant::TcpAp => "tcp-ap",
+            TcpVariant::Westwood => "tcp-westwood",
+            TcpVariant::WestwoodPlus => "tcp-westwood-plus",
         }
     }
 }
@@ -421,7 +459,7 @@ mod tests {
 
     #[test]
     fn fast_retransmit_on_third_duplicate_ack_not_second() {
-        for variant in TcpVariant::ALL {
+        for variant in [TcpVariant::NewReno, TcpVariant::Reno] {
             let mut s = sender_with_flight(variant, 10);
             s.handle_ack(ms(100), &ack(1000));
             // Segment 1000..2000 is lost: the window slid by one (cwnd 10.1).
@@ -455,7 +493,7 @@ mod tests {
 
     #[test]
     fn partial_ack_keeps_newreno_in_recovery_and_ends_reno() {
-        for variant in TcpVariant::ALL {
+        for variant in [TcpVariant::NewReno, TcpVariant::Reno] {
             let mut s = sender_with_flight(variant, 10);
             // Segments 0..1000 and 3000..4000 lost.
             for _ in 0..3 {
@@ -478,7 +516,7 @@ mod tests {
                     assert!(!s.in_recovery());
                     assert_eq!(s.cwnd_pkts(), 5.0);
                 }
-                TcpVariant::Reno => {
+                _ => {
                     assert!(!s.in_recovery());
                     assert_eq!(s.cwnd_pkts(), 5.0);
                     // 7 packets still out, window 5: nothing to send.
@@ -654,6 +692,42 @@ mod tests {
     }
 
     #[test]
+    fn mtcp_spaces_segments_by_rtt_times_cw_over_x_until_the_window_binds() {
+        // RTT 100 ms, window capped at 5 packets: the window alone would send
+        // 50 segments/s. x = 10 gives T = 100 ms × 5 / 10 = 50 ms (20/s);
+        // x = 50 gives 10 ms, and pacing stops binding (CW = 5 < √50).
+        for (x, per_2s) in [(10.0, 40), (50.0, 100)] {
+            let cfg = TcpConfig {
+                max_window_pkts: 5,
+                initial_cwnd_pkts: 5,
+                mtcp: MtcpConfig {
+                    x,
+                    ..MtcpConfig::default()
+                },
+                ..no_delack()
+            };
+            let mut net = Net::new(&cfg, TcpVariant::Mtcp, 1000, |_| Some(Duration::from_millis(50)));
+            net.sender.set_backlogged(true);
+            net.run_until(ms(3000));
+            let times: Vec<SimTime> = net
+                .sent
+                .iter()
+                .filter(|(t, _)| *t >= ms(1000) && *t < ms(3000))
+                .map(|(t, _)| *t)
+                .collect();
+            assert!(net.sent.iter().all(|(_, s)| !s.retransmit));
+            assert_eq!(times.len(), per_2s, "x = {x}");
+            let gaps: Vec<u64> = times.windows(2).map(|w| (w[1] - w[0]).as_nanos() / 1_000_000).collect();
+            if x == 10.0 {
+                assert!(gaps.iter().all(|&g| g == 50), "x = {x}: gaps {gaps:?}");
+            } else {
+                // Five segments 10 ms apart, then the window waits for ACKs.
+                assert_eq!(&gaps[..5], &[10, 10, 10, 10, 60], "x = {x}");
+            }
+        }
+    }
+
+    #[test]
     fn a_controller_can_veto_the_rto_backoff() {
         for no_backoff in [false, true] {
             let mut s = probe_sender(None, no_backoff, 2);
@@ -790,12 +864,15 @@ mod tests {
             assert_eq!(t.t, v);
         }
         let e = "tcp-vegas".parse::<TcpVariant>().unwrap_err();
-        assert!(e.contains("tcp-newreno, tcp-reno"), "{e}");
+        assert!(
+            e.contains("tcp-newreno, tcp-reno, tcp-mtcp, tcp-ap, tcp-westwood, tcp-westwood-plus"),
+            "{e}"
+        );
     }
 
     /// The proptest below is only as good as the trouble its channel makes:
     /// one fixed case shows losses, reordering, fast retransmits and
-    /// timeouts all happen, for both variants.
+    /// timeouts all happen, for every variant.
     #[test]
     fn lossy_channel_exercises_every_recovery_path() {
         for variant in TcpVariant::ALL {
@@ -841,7 +918,7 @@ mod tests {
             mss in prop::sample::select(vec![100u32, 512, 536, 1000, 1460]),
             drop_pct in 0u32..30,
             jitter_ms in 0u64..80,
-            reno in any::<bool>(),
+            variant in prop::sample::select(TcpVariant::ALL.to_vec()),
             delayed_ack in any::<bool>(),
             max_window_pkts in 1u32..40,
             initial_cwnd_pkts in 1u32..5,
@@ -856,7 +933,6 @@ mod tests {
                 max_rto_s: 5.0,
                 ..TcpConfig::default()
             };
-            let variant = if reno { TcpVariant::Reno } else { TcpVariant::NewReno };
             let mut rng = Pcg64Mcg::new(seed as u128 | 1);
             let mut net = Net::new(&cfg, variant, mss, move |_| {
                 if rng.gen_range(0..100) < drop_pct {

@@ -69,7 +69,7 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(cfg: &TcpConfig, variant: TcpVariant, mss: u32, _now: SimTime) -> Self {
-        Self::with_controller(cfg, CongestionControl::new(variant, cfg), mss)
+        Self::with_controller(cfg, CongestionControl::new(variant, cfg, mss), mss)
     }
 
     /// A sender with a controller built by the caller.

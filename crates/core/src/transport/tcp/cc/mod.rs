@@ -12,8 +12,15 @@
 //! arm in [`CongestionControl`] and in `dispatch!`, and a
 //! [`super::TcpVariant`] name.
 
+pub mod mtcp;
 #[cfg(test)]
 pub mod probe;
+pub mod tcp_ap;
+pub mod westwood;
+
+pub use mtcp::Mtcp;
+pub use tcp_ap::TcpAp;
+pub use westwood::Westwood;
 
 use super::{TcpConfig, TcpVariant};
 use crate::time::{Duration, SimTime};
@@ -94,6 +101,22 @@ pub fn half_flight(flight_pkts: u64) -> f64 {
     ((flight_pkts / 2) as f64).max(2.0)
 }
 
+/// Reno's fast retransmit (RFC 5681 §3.2 steps 2-3): ssthresh halves the
+/// flight, cwnd = ssthresh + the duplicates.
+pub fn reno_fast_retransmit(w: &mut Window, flight_pkts: u64, dupacks: u32) {
+    w.ssthresh = half_flight(flight_pkts);
+    w.cwnd = w.ssthresh + dupacks as f64;
+}
+
+/// Reno's timeout (RFC 5681 §3.1): ssthresh halves the flight on the first
+/// expiry and holds over repeated ones; cwnd = 1.
+pub fn reno_rto(w: &mut Window, flight_pkts: u64, first_expiry: bool) {
+    if first_expiry {
+        w.ssthresh = half_flight(flight_pkts);
+    }
+    w.cwnd = 1.0;
+}
+
 /// The hooks of a congestion-control variant. The bodies are Reno's
 /// (RFC 5681) and NewReno's (RFC 6582) rules; the sender calls them in this
 /// order for one ACK: `on_ack_received`, then one of `on_ack`,
@@ -121,8 +144,7 @@ pub trait Controller {
     /// inflated window cwnd = ssthresh + dupacks (RFC 5681 §3.2 steps 2-3,
     /// RFC 6582 §3.2 step 2).
     fn on_fast_retransmit(&mut self, w: &mut Window, flight_pkts: u64, dupacks: u32) {
-        w.ssthresh = half_flight(flight_pkts);
-        w.cwnd = w.ssthresh + dupacks as f64;
+        reno_fast_retransmit(w, flight_pkts, dupacks);
     }
 
     /// A further duplicate ACK during fast recovery inflates cwnd by one
@@ -167,10 +189,7 @@ pub trait Controller {
     /// is held over repeated expiries of the same data (RFC 5681 §3.1).
     /// Returns whether the RTO backs off (RFC 6298 §5.5).
     fn on_rto(&mut self, w: &mut Window, flight_pkts: u64, first_expiry: bool) -> bool {
-        if first_expiry {
-            w.ssthresh = half_flight(flight_pkts);
-        }
-        w.cwnd = 1.0;
+        reno_rto(w, flight_pkts, first_expiry);
         true
     }
 
@@ -210,6 +229,10 @@ impl Controller for Reno {
 pub enum CongestionControl {
     NewReno(NewReno),
     Reno(Reno),
+    Mtcp(Mtcp),
+    TcpAp(TcpAp),
+    /// Westwood and Westwood+ (one estimator, two filters).
+    Westwood(Westwood),
     /// Test double for the seam itself.
     #[cfg(test)]
     Probe(probe::Probe),
@@ -221,6 +244,9 @@ macro_rules! dispatch {
         match $self {
             CongestionControl::NewReno($c) => $call,
             CongestionControl::Reno($c) => $call,
+            CongestionControl::Mtcp($c) => $call,
+            CongestionControl::TcpAp($c) => $call,
+            CongestionControl::Westwood($c) => $call,
             #[cfg(test)]
             CongestionControl::Probe($c) => $call,
         }
@@ -228,10 +254,16 @@ macro_rules! dispatch {
 }
 
 impl CongestionControl {
-    pub fn new(variant: TcpVariant, _cfg: &TcpConfig) -> Self {
+    /// The variant's controller, with its keys from `cfg` (validated) and
+    /// the sender's MSS.
+    pub fn new(variant: TcpVariant, cfg: &TcpConfig, mss: u32) -> Self {
         match variant {
             TcpVariant::NewReno => CongestionControl::NewReno(NewReno),
             TcpVariant::Reno => CongestionControl::Reno(Reno),
+            TcpVariant::Mtcp => CongestionControl::Mtcp(Mtcp::new(&cfg.mtcp)),
+            TcpVariant::TcpAp => CongestionControl::TcpAp(TcpAp::new(&cfg.ap, mss)),
+            TcpVariant::Westwood => CongestionControl::Westwood(Westwood::new(false, &cfg.westwood, mss)),
+            TcpVariant::WestwoodPlus => CongestionControl::Westwood(Westwood::new(true, &cfg.westwood, mss)),
         }
     }
 
@@ -239,6 +271,10 @@ impl CongestionControl {
         match self {
             CongestionControl::NewReno(_) => TcpVariant::NewReno,
             CongestionControl::Reno(_) => TcpVariant::Reno,
+            CongestionControl::Mtcp(_) => TcpVariant::Mtcp,
+            CongestionControl::TcpAp(_) => TcpVariant::TcpAp,
+            CongestionControl::Westwood(w) if w.is_plus() => TcpVariant::WestwoodPlus,
+            CongestionControl::Westwood(_) => TcpVariant::Westwood,
             #[cfg(test)]
             CongestionControl::Probe(_) => TcpVariant::NewReno,
         }
@@ -313,7 +349,7 @@ mod tests {
     }
 
     fn cc(v: TcpVariant) -> CongestionControl {
-        CongestionControl::new(v, &TcpConfig::default())
+        CongestionControl::new(v, &TcpConfig::default(), 1000)
     }
 
     #[test]
@@ -375,7 +411,18 @@ mod tests {
             let newreno = c.base() == Base::NewReno;
             assert_eq!(c.guards_recover(), newreno, "{v}");
             assert_eq!(c.partial_ack_ends_recovery(), !newreno, "{v}");
-            assert_eq!(c.pacing_interval(&win(4.0, 8.0)), None, "{v}");
+            assert_eq!(c.variant(), v);
+        }
+        for v in [
+            TcpVariant::Reno,
+            TcpVariant::NewReno,
+            TcpVariant::Westwood,
+            TcpVariant::WestwoodPlus,
+        ] {
+            assert_eq!(cc(v).pacing_interval(&win(4.0, 8.0)), None, "{v} does not pace");
+        }
+        for v in [TcpVariant::Mtcp, TcpVariant::TcpAp] {
+            assert!(cc(v).pacing_interval(&win(4.0, 8.0)).is_some(), "{v} paces");
         }
         assert_eq!(cc(TcpVariant::Reno).base(), Base::Reno);
         assert_eq!(cc(TcpVariant::NewReno).base(), Base::NewReno);

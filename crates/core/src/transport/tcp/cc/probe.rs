@@ -19,10 +19,7 @@ impl Controller for Probe {
         self.seen.push(*ack);
     }
     fn on_rto(&mut self, w: &mut Window, flight_pkts: u64, first_expiry: bool) -> bool {
-        if first_expiry {
-            w.ssthresh = super::half_flight(flight_pkts);
-        }
-        w.cwnd = 1.0;
+        super::reno_rto(w, flight_pkts, first_expiry);
         !self.no_backoff
     }
     fn pacing_interval(&self, _w: &Window) -> Option<Duration> {
