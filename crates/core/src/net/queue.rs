@@ -129,6 +129,19 @@ impl InterfaceQueue {
         Ok(())
     }
 
+    /// Puts back at the head a packet the MAC had taken and gives back
+    /// (an MSDU of its second slot that failed with retries left). It was
+    /// admitted once, so no admission test runs and the capacity may be
+    /// exceeded by the packets the MAC held.
+    pub fn push_front(&mut self, now: SimTime, q: Queued) {
+        self.account(now);
+        if q.control {
+            self.control.push_front(q);
+        } else {
+            self.data.push_front(q);
+        }
+    }
+
     pub fn dequeue(&mut self, now: SimTime) -> Option<Queued> {
         self.account(now);
         let q = self.control.pop_front().or_else(|| self.data.pop_front());
