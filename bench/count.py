@@ -99,6 +99,16 @@ def command(t: Target, path: Path, binary: Path, example: Path) -> list[str]:
     return [str(binary), "run", str(path)]
 
 
+def git_commit() -> str:
+    res = subprocess.run(
+        ["git", "-C", str(REPO), "log", "-1", "--format=%h"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return res.stdout.strip()
+
+
 def counts_line(stderr: str) -> Json:
     for line in stderr.splitlines():
         if line.startswith("counts "):
@@ -145,6 +155,7 @@ def count(t: Target, binary: Path, example: Path, seed: int, callgrind: bool) ->
         "peak_rss_mb": m.peak_rss_mb,
         "load": m.load_avg,
         "command": shlex.join(cmd),
+        "source": git_commit() if t.sim == "manetfair" else "",
     }
     summary = run.last_json_line(m.stdout) or {}
     rec["events"] = summary.get("events")
@@ -167,7 +178,9 @@ def count(t: Target, binary: Path, example: Path, seed: int, callgrind: bool) ->
         if res.returncode != 0:
             raise SystemExit(f"count.py: callgrind on {t.key} failed: {res.stderr[-500:]}")
         totals = callgrind_totals(out_file)
-        rec["callgrind_command"] = shlex.join(vg + cmd)
+        # Shown with the checkout's example path, whichever copy of it ran.
+        shown = [str(EXAMPLE), *cmd[1:]] if t.sim == "manetfair" else cmd
+        rec["callgrind_command"] = shlex.join(vg + shown)
         rec["callgrind_wall_s"] = time.perf_counter() - started
         rec["instructions"] = sum(totals)
         if t.sim == "manetfair":
@@ -296,7 +309,8 @@ def report(recs: dict[str, Json]) -> str:
     lines += ["Commands, as run:", ""]
     for k, r in recs.items():
         cmd = r.get("callgrind_command", r["command"]).replace(f"{REPO}{os.sep}", "")
-        lines.append(f"- {k}: `{cmd}`")
+        source = f" (source commit {r['source']})" if r.get("source") else ""
+        lines.append(f"- {k}{source}: `{cmd}`")
     lines += [""]
     return "\n".join(lines)
 

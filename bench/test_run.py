@@ -189,3 +189,38 @@ def test_last_json_line_reads_pretty_and_trailing_documents() -> None:
     assert run.last_json_line(pretty) == {"events": 5, "mac": {"rts": 0}}
     assert run.last_json_line('log line\n{"events": 7}\n') == {"events": 7}
     assert run.last_json_line("no json here") is None
+
+
+def test_watch_scenarios_carry_their_remedy_and_mobility() -> None:
+    d, e = run.build_scenarios(["d", "e"], quick=False)
+    assert d.watch and e.watch and not d.fidelity and not e.fidelity
+    grid = run.grid_scenario(quick=False)
+    doc = tomllib.loads(run.manetfair_toml(d, 1, "bench-d"))
+    assert doc["mac"]["queue"] == "nred" and "mobility" not in doc
+    assert (d.positions, d.flows) == (grid.positions, grid.flows)
+    doc = tomllib.loads(run.manetfair_toml(e, 1, "bench-e"))
+    assert doc["mac"]["queue"] == "droptail" and doc["routing"]["protocol"] == "aodv"
+    assert doc["mobility"] == {"random_waypoint": {"speed_max_mps": 10.0}}
+    assert e.nodes == 100 and len({(f.src, f.dst) for f in e.flows}) == 10
+    assert all(f.route is None and (f.start_s, f.stop_s) == (10.0, 130.0) for f in e.flows)
+    side = 1000.0 * math.sqrt(100 / run.DENSITY_PER_KM2)
+    assert all(0 <= x <= side and 0 <= y <= side for x, y in e.positions)
+
+
+def test_watch_history_compares_the_latest_run_with_the_one_before() -> None:
+    (sc,) = run.build_scenarios(["d"], quick=True)
+
+    def rec(events: int, cpu: float) -> run.RunRecord:
+        r = run.RunRecord("manetfair", sc.key, 1, "x", "ok", "", cpu, 30.0, {"events": events})
+        r.cpu_s, r.load_avg = cpu, 1.0
+        return r
+
+    history = run.update_watch([sc], {("manetfair", sc.key): [rec(1000, 2.0)]}, "v1", {})
+    assert history[sc.key][0]["events_per_cpu_s"] == 500
+    assert "| – | – | – | – |" in "\n".join(run.watch_lines([sc], history))
+    history = run.update_watch([sc], {("manetfair", sc.key): [rec(1000, 2.5)]}, "v2", history)
+    assert [h["manetfair"] for h in history[sc.key]] == ["v1", "v2"]
+    # 400 events per CPU second against 500: 20 % slower.
+    assert "-20.0 %" in "\n".join(run.watch_lines([sc], history))
+    # A scenario without a finished run adds nothing.
+    assert run.update_watch([sc], {}, "v3", history) == history
