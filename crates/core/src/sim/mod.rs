@@ -1071,7 +1071,9 @@ impl Simulator {
         mac.retry_drops = self.nodes.iter().map(|n| n.mac.stats.retry_drops).sum();
         mac.duplicates = self.nodes.iter().map(|n| n.mac.stats.duplicates).sum();
         let l = &self.packets.ledger;
-        let routing = self.routing.summary(crate::scenario::Named::name(self.sc.routing).to_string());
+        let routing = self
+            .routing
+            .summary(crate::scenario::Named::name(self.sc.routing).to_string());
         let mut schemes = SchemeSections::default();
         let view = View {
             nodes: &self.nodes,
