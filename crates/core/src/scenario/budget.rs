@@ -95,7 +95,8 @@ impl Estimate {
     /// The estimate for `file` laid out at `positions`.
     pub fn of(file: &ScenarioFile, positions: &[Position]) -> Result<Estimate, ScenarioError> {
         let n = positions.len() as u64;
-        let cs = file.radio.cs_range_m;
+        // Neighbour lists reach as far as signals are delivered.
+        let cs = file.radio.interference_range_m.unwrap_or(file.radio.cs_range_m);
         let mut neighbor_pairs = pairs_within(positions, cs);
         // Moving nodes spread over their area: count a uniform density too.
         let mut trajectory_points: u64 = 0;

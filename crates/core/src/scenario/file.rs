@@ -95,6 +95,14 @@ pub struct RadioFile {
     /// in ns-2 (so a stronger frame arriving during it is lost); false lets
     /// it only interfere, as ns-3's preamble detection does.
     pub lock_on_sensed: bool,
+    /// Decode range per rate, keyed by the rate in Mbit/s ("1", "2", "5.5",
+    /// "11"); rates not listed decode to `tx_range_m`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_range_by_rate_m: Option<std::collections::BTreeMap<String, f64>>,
+    /// How far signals are delivered, as interference beyond
+    /// `cs_range_m`; default `cs_range_m`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interference_range_m: Option<f64>,
 }
 
 impl Default for RadioFile {
@@ -107,6 +115,8 @@ impl Default for RadioFile {
             propagation: Propagation::TwoRayGround,
             capture_threshold_db: 10.0,
             lock_on_sensed: true,
+            tx_range_by_rate_m: None,
+            interference_range_m: None,
         }
     }
 }
@@ -373,6 +383,52 @@ impl RadioFile {
 pub const MAX_MAC_US: u32 = 1_000_000;
 /// Largest contention window: 2^20 - 1 slots (802.11b's aCWmax is 1023).
 pub const MAX_CW: u32 = (1 << 20) - 1;
+
+impl RadioFile {
+    /// The radio's ranges per rate and its interference reach; the link
+    /// rates are those of the MAC's unicast exchange.
+    pub fn resolve(&self, dcf: &DcfConfig) -> Checked<super::RadioParams> {
+        let mut p = super::RadioParams::with_ranges(self.tx_range_m, self.cs_range_m, self.capture_threshold_db);
+        p.lock_on_sensed = self.lock_on_sensed;
+        p.link_rates = [dcf.data_rate, dcf.basic_rate, dcf.ack_rate].into_iter().collect();
+        for (name, &range) in self.tx_range_by_rate_m.iter().flatten() {
+            let key = format!("radio.tx_range_by_rate_m.\"{name}\"");
+            let rate = name.parse::<f64>().ok().and_then(Rate::from_mbps).ok_or_else(|| {
+                ScenarioError::new(
+                    &key,
+                    format!("\"{name}\" is not an 802.11b rate; allowed: \"1\", \"2\", \"5.5\", \"11\""),
+                )
+            })?;
+            super::positive(&key, range)?;
+            if range > self.cs_range_m {
+                return Err(ScenarioError::new(
+                    key,
+                    format!(
+                        "{} is beyond radio.cs_range_m = {}; carrier sense must reach at least as far as decoding",
+                        Num(range),
+                        Num(self.cs_range_m)
+                    ),
+                ));
+            }
+            p.rate_range_m[rate.index()] = range;
+        }
+        if let Some(d) = self.interference_range_m {
+            super::positive("radio.interference_range_m", d)?;
+            if d < self.cs_range_m {
+                return Err(ScenarioError::new(
+                    "radio.interference_range_m",
+                    format!(
+                        "{} is below radio.cs_range_m = {}; signals must reach at least as far as carrier sense",
+                        Num(d),
+                        Num(self.cs_range_m)
+                    ),
+                ));
+            }
+            p.interference_range_m = d;
+        }
+        Ok(p)
+    }
+}
 
 impl MacFile {
     /// Checks every `[mac]` key; returns the DCF's configuration.

@@ -184,6 +184,7 @@ fn components(adj: &[Vec<u32>]) -> Vec<u32> {
 /// Every flow of the file, checked and joined to the topology.
 pub(super) fn resolve_all(
     file: &ScenarioFile,
+    radio: &super::RadioParams,
     index: &NodeIndex<'_>,
     positions: &[Position],
     moving: bool,
@@ -191,7 +192,7 @@ pub(super) fn resolve_all(
     let r = &file.radio;
     let routing = file.routing.protocol;
     // Connectivity over the transmission range, for static routes.
-    let channel = Channel::new(positions.to_vec(), r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
+    let channel = Channel::new(positions.to_vec(), radio);
     let component = components(&channel.rx_adjacency());
     let mut flows = Vec::with_capacity(file.flows.len());
     for (i, f) in file.flows.iter().enumerate() {

@@ -121,13 +121,8 @@ fn path_error(path: String, msg: &str) -> ScenarioError {
     ScenarioError::new(path, msg)
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct RadioParams {
-    pub tx_range_m: f64,
-    pub cs_range_m: f64,
-    pub capture_db: f64,
-    pub lock_on_sensed: bool,
-}
+/// The resolved `[radio]` table.
+pub type RadioParams = crate::phy::PhyConfig;
 
 /// A validated scenario, with node indices 0..n and every value resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -282,6 +277,7 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
     let duration = SimTime(span("duration_s", file.duration_s, Span::POSITIVE)?.as_nanos());
     let rates = file.radio.validate()?;
     let (queue, dcf) = (file.mac.queue, file.mac.resolve(&rates)?);
+    let radio = file.radio.resolve(&dcf)?;
     // Scheme tables: checked when given, filled in when their queue is used.
     if let Some(c) = &file.red {
         c.validate().map_err(|e| ScenarioError::keyed("red", &e))?;
@@ -331,12 +327,11 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         }
     }
     let moving = trajectories.iter().flatten().any(|t| !t.is_static());
-    let flows = flow::resolve_all(&file, &index, &positions, moving)?;
+    let flows = flow::resolve_all(&file, &radio, &index, &positions, moving)?;
     let neighborhood_node = match file.trace.neighborhood_node {
         Some(id) => Some(index.get("trace.neighborhood_node", id)?),
         None => None,
     };
-    let r = &file.radio;
     Ok(Scenario {
         name: file.name.clone(),
         seed: file.seed,
@@ -344,12 +339,7 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         node_ids,
         file_order,
         positions,
-        radio: RadioParams {
-            tx_range_m: r.tx_range_m,
-            cs_range_m: r.cs_range_m,
-            capture_db: r.capture_threshold_db,
-            lock_on_sensed: r.lock_on_sensed,
-        },
+        radio,
         dcf,
         queue,
         queue_capacity: file.mac.queue_capacity_pkts as usize,
