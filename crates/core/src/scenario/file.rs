@@ -140,6 +140,9 @@ pub struct MacFile {
     /// EIFS after a frame that was only sensed (below the receive
     /// threshold), as ns-2 does; ns-3 does not.
     pub eifs_after_sensed: bool,
+    /// `[mac.quick_exchange]` (docs/selfcontention.md).
+    #[serde(skip_serializing_if = "crate::mac::quick_exchange::QuickExchange::is_default")]
+    pub quick_exchange: crate::mac::quick_exchange::QuickExchange,
 }
 
 impl Default for MacFile {
@@ -156,6 +159,7 @@ impl Default for MacFile {
             cw_max: 1023,
             ack_rate_mbps: None,
             eifs_after_sensed: true,
+            quick_exchange: Default::default(),
         }
     }
 }
@@ -447,6 +451,9 @@ impl MacFile {
                 ));
             }
         }
+        self.quick_exchange
+            .validate()
+            .map_err(|e| ScenarioError::keyed("mac.quick_exchange", &e))?;
         let cw_ok = |cw: u32| (1..=MAX_CW).contains(&cw) && (u64::from(cw) + 1).is_power_of_two();
         if !cw_ok(self.cw_min) {
             return Err(ScenarioError::new(
@@ -477,6 +484,7 @@ impl MacFile {
                 Some(v) => rate("mac.ack_rate_mbps", v)?,
                 None => rates.basic,
             },
+            quick_exchange: self.quick_exchange,
         })
     }
 }

@@ -15,7 +15,10 @@ pub enum Transport {
 }
 
 impl Transport {
-    pub const NAMES: &'static [&'static str] = &["tcp-newreno", "tcp-reno", "udp"];
+    /// Every transport name: the TCP variants, then UDP.
+    pub fn names() -> Vec<&'static str> {
+        TcpVariant::ALL.iter().map(|v| v.name()).chain(["udp"]).collect()
+    }
     pub fn parse(s: &str) -> Option<Transport> {
         if s == "udp" {
             return Some(Transport::Udp);
@@ -66,7 +69,7 @@ impl FlowFile {
                 format!(
                     "\"{}\" is not a transport; allowed: {}",
                     self.transport,
-                    list(Transport::NAMES)
+                    list(&Transport::names())
                 ),
             )
         })?;
