@@ -8,7 +8,7 @@ mod events;
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
-use crate::mac::dcf::{Dcf, MacAction};
+use crate::mac::dcf::{Dcf, MacAction, Retries};
 use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
 use crate::metrics::jain_index;
 use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpTrace, Traces};
@@ -26,6 +26,17 @@ use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
 use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 pub use events::Event;
+
+/// How far a bounded run step got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advance {
+    /// The event budget ran out before the requested time.
+    Paused,
+    /// Every event before the requested time ran; the run goes on.
+    Reached,
+    /// The run reached its end.
+    Done,
+}
 
 /// Width of every time-series bin (CONTRACT.md §3: 1 s bins).
 pub const BIN: Duration = Duration::from_millis(1000);
@@ -183,7 +194,8 @@ impl Simulator {
                     tcp,
                     onoff,
                     window_bytes: 0,
-                    bins: vec![0; n_bins],
+                    // Grows as the run goes: never sized from the duration up front.
+                    bins: Vec::new(),
                     sent: 0,
                     delivered: 0,
                     delay_sum: Duration::ZERO,
@@ -210,9 +222,9 @@ impl Simulator {
             .map(|f| matches!(f.transport, Transport::Tcp(_)).then(TcpTrace::default))
             .collect();
         if sc.node_series {
-            traces.queue_len_pkts = vec![Vec::with_capacity(n_bins); n];
-            traces.radio_busy_frac = vec![Vec::with_capacity(n_bins); n];
-            traces.nav_busy_frac = vec![Vec::with_capacity(n_bins); n];
+            traces.queue_len_pkts = vec![Vec::new(); n];
+            traces.radio_busy_frac = vec![Vec::new(); n];
+            traces.nav_busy_frac = vec![Vec::new(); n];
         }
         let mut sim = Simulator {
             q,
@@ -283,15 +295,31 @@ impl Simulator {
     /// Runs every event strictly before `min(until, end of run)`.
     /// Returns true once the run has reached its end.
     pub fn run_until(&mut self, until: SimTime) -> bool {
+        self.run_for(until, u64::MAX) == Advance::Done
+    }
+
+    /// As `run_until`, but returns after at most `max_events` events, so that
+    /// the caller can look for an interruption (Ctrl-C) even while simulated
+    /// time stands still.
+    pub fn run_for(&mut self, until: SimTime, max_events: u64) -> Advance {
         let stop = until.min(self.sc.duration);
-        while let Some((now, ev)) = self.q.pop_before(stop) {
+        let mut left = max_events;
+        while left > 0 {
+            let Some((now, ev)) = self.q.pop_before(stop) else {
+                break;
+            };
+            left -= 1;
             self.dispatch(now, ev);
         }
-        let done = stop >= self.sc.duration;
-        if done {
-            self.finish();
+        if left == 0 && self.q.peek_time().is_some_and(|t| t < stop) {
+            return Advance::Paused;
         }
-        done
+        if stop >= self.sc.duration {
+            self.finish();
+            Advance::Done
+        } else {
+            Advance::Reached
+        }
     }
 
     pub fn run(&mut self) {
@@ -531,6 +559,16 @@ impl Simulator {
                 }
                 self.feed_mac(now, node, out);
             }
+            MacAction::WantReverse { peer, max_bytes } => {
+                let n = &mut self.nodes[node as usize];
+                if let Some(q) = n.queue.dequeue(now, Select::NextHopUpTo(peer, max_bytes)) {
+                    let msdu = Msdu {
+                        packet: q.packet,
+                        bytes: q.bytes,
+                    };
+                    n.mac.offer_reverse(msdu, q.next_hop, Retries::default());
+                }
+            }
             MacAction::Requeue { msdu, next_hop, .. } => {
                 // Back at the head of the queue, without a second admission.
                 // Its retry counts are not kept yet: no queue entry carries them.
@@ -677,7 +715,10 @@ impl Simulator {
             fs.window_bytes += delivered;
         }
         let bin = (now.as_nanos() / BIN.as_nanos()) as usize;
-        if bin < fs.bins.len() {
+        if bin < self.n_bins {
+            if bin >= fs.bins.len() {
+                fs.bins.resize(bin + 1, 0);
+            }
             fs.bins[bin] += delivered;
         }
     }
@@ -1004,6 +1045,9 @@ impl Simulator {
             if self.bin_start < self.sc.duration {
                 self.sample(self.sc.duration);
             }
+            for fs in &mut self.flows {
+                fs.bins.resize(self.n_bins, 0);
+            }
         }
     }
 
@@ -1043,8 +1087,19 @@ impl Simulator {
         }
         mac.retry_drops = self.nodes.iter().map(|n| n.mac.stats.retry_drops).sum();
         mac.duplicates = self.nodes.iter().map(|n| n.mac.stats.duplicates).sum();
+        if self.sc.dcf.quick_exchange.enabled {
+            let sum = |f: fn(&crate::mac::dcf::DcfStats) -> u64| self.nodes.iter().map(|n| f(&n.mac.stats)).sum();
+            mac.qe = Some(crate::metrics::summary::QuickExchangeSummary {
+                requested: sum(|s| s.qe_requested),
+                honored: sum(|s| s.qe_honored),
+                completed: sum(|s| s.qe_completed),
+                failed: sum(|s| s.qe_failed),
+            });
+        }
         let l = &self.packets.ledger;
-        let routing = self.routing.summary(self.sc.file.routing.protocol.clone());
+        let routing = self
+            .routing
+            .summary(crate::scenario::Named::name(self.sc.routing).to_string());
         let mut schemes = SchemeSections::default();
         let view = View {
             nodes: &self.nodes,
