@@ -67,6 +67,53 @@ pub struct RadioFile {
     /// `cs_range_m`; default `cs_range_m`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interference_range_m: Option<f64>,
+    /// Which reception model decides whether a frame is received.
+    #[serde(skip_serializing_if = "ReceptionKind::is_threshold")]
+    pub reception: ReceptionKind,
+    /// The SINR model's settings (`reception = "sinr"`); filled with
+    /// defaults then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sinr: Option<SinrFile>,
+}
+
+/// `radio.reception`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceptionKind {
+    /// Threshold capture, as ns-2 (and the papers).
+    #[default]
+    Threshold,
+    /// Cumulative-interference SINR with preamble detection, as ns-3.
+    Sinr,
+}
+
+impl ReceptionKind {
+    fn is_threshold(&self) -> bool {
+        *self == ReceptionKind::Threshold
+    }
+}
+
+/// `[radio.sinr]`: ns-3's defaults.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SinrFile {
+    pub noise_figure_db: f64,
+    pub preamble_detection_db: f64,
+    pub frame_capture: bool,
+    pub frame_capture_margin_db: f64,
+    pub frame_capture_window_us: f64,
+}
+
+impl Default for SinrFile {
+    fn default() -> Self {
+        SinrFile {
+            noise_figure_db: 7.0,
+            preamble_detection_db: 4.0,
+            frame_capture: false,
+            frame_capture_margin_db: 5.0,
+            frame_capture_window_us: 16.0,
+        }
+    }
 }
 
 impl Default for RadioFile {
@@ -81,6 +128,8 @@ impl Default for RadioFile {
             lock_on_sensed: true,
             tx_range_by_rate_m: None,
             interference_range_m: None,
+            reception: ReceptionKind::Threshold,
+            sinr: None,
         }
     }
 }

@@ -261,7 +261,55 @@ fn resolve_radio(r: &file::RadioFile, dcf: &DcfConfig) -> Result<RadioParams> {
         }
         p.interference_range_m = d;
     }
+    if let (file::ReceptionKind::Sinr, Some(f)) = (r.reception, &r.sinr) {
+        p.reception = crate::phy::reception::ReceptionModel::Sinr(resolve_sinr(r, f)?);
+    }
     Ok(p)
+}
+
+fn resolve_sinr(r: &file::RadioFile, f: &file::SinrFile) -> Result<crate::phy::reception::SinrConfig> {
+    for (key, v) in [
+        ("radio.sinr.noise_figure_db", f.noise_figure_db),
+        ("radio.sinr.frame_capture_margin_db", f.frame_capture_margin_db),
+        ("radio.sinr.frame_capture_window_us", f.frame_capture_window_us),
+    ] {
+        if !(v.is_finite() && (0.0..=1e6).contains(&v)) {
+            return Err(ScenarioError::new(
+                key,
+                format!("{v} must be a number between 0 and 1e6"),
+            ));
+        }
+    }
+    if !(f.preamble_detection_db.is_finite() && f.preamble_detection_db.abs() <= 100.0) {
+        return Err(ScenarioError::new(
+            "radio.sinr.preamble_detection_db",
+            format!(
+                "{} must be a number of dB between -100 and 100",
+                f.preamble_detection_db
+            ),
+        ));
+    }
+    let cfg = crate::phy::reception::SinrConfig {
+        noise_figure_db: f.noise_figure_db,
+        preamble_detection_db: f.preamble_detection_db,
+        frame_capture: f.frame_capture,
+        capture_margin_db: f.frame_capture_margin_db,
+        capture_window: Duration::from_secs_f64(f.frame_capture_window_us * 1e-6),
+    };
+    // A lone frame must be detectable at the transmission range, or
+    // nothing decodes there however near the range is set.
+    let at_range = crate::phy::propagation::TwoRayGround::default().rx_power_w(r.tx_range_m);
+    let snr_db = 10.0 * (at_range / cfg.noise_w()).log10();
+    if snr_db < f.preamble_detection_db {
+        return Err(ScenarioError::new(
+            "radio.tx_range_m",
+            format!(
+                "{} m: under radio.reception = \"sinr\" a lone frame there has an SNR of {snr_db:.1} dB over the noise floor, below radio.sinr.preamble_detection_db = {}; shorten the range or lower the noise figure",
+                r.tx_range_m, f.preamble_detection_db
+            ),
+        ));
+    }
+    Ok(cfg)
 }
 
 /// Parses and validates; `seed` and `duration_s` override the file.
@@ -392,7 +440,10 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
             None => basic_rate,
         },
     };
-    let radio_params = resolve_radio(r, &dcf)?;
+    if file.radio.reception == file::ReceptionKind::Sinr && file.radio.sinr.is_none() {
+        file.radio.sinr = Some(Default::default());
+    }
+    let radio_params = resolve_radio(&file.radio, &dcf)?;
 
     file.tcp.validate().map_err(|e| split_key_error("tcp", &e))?;
     file.onoff.validate().map_err(|e| split_key_error("onoff", &e))?;
