@@ -186,7 +186,7 @@ mod tests {
     fn cck_symbol_error_at_known_sinr() {
         close(cck_5_5_ser(db(0.0)), 2.399_879_774_066_518e-2, 1e-6);
         close(cck_5_5_ser(db(4.0)), 4.970_651_212_577_805e-5, 1e-6);
-        close(cck_11_ser(db(4.0)), 1.714_746_453_025_270e-2, 1e-6);
+        close(cck_11_ser(db(4.0)), 1.714_746_453_025_27e-2, 1e-6);
         close(cck_11_ser(db(8.0)), 6.987_270_363_559_844e-6, 1e-6);
     }
 
