@@ -185,11 +185,13 @@ def _index(
                 "</td><td></td></tr>"
             )
     quick = any(r.quick for r in results)
+    seeds = sorted({len({o.spec.seed for o in r.outcomes}) for r in results if r.outcomes})
+    count = "/".join(str(n) for n in seeds) or "no"
     mode = (
-        "This run: quick mode (the papers' durations where they are short, 3 seeds); "
-        "verdicts are indicative."
+        f"This run: quick mode (shorter runs in some experiments, {count} seeds); "
+        "its verdicts are indicative."
         if quick
-        else "This run: full mode (the papers' durations, 5 or 10 seeds)."
+        else f"This run: full mode (the papers' durations, {count} seeds)."
     )
     meta = f"Code version {stamp['version']}, written {stamp['date']}. {mode}"
     total = f"{held_all} of {total_all} evaluated claims hold."
