@@ -19,7 +19,7 @@ use crate::net::queue::{InterfaceQueue, QueueKind, Queued, Select};
 use crate::net::red::Red;
 use crate::net::routing::{Routing, RoutingAction, DEFAULT_TTL};
 use crate::phy::channel::Channel;
-use crate::phy::radio::{Radio, RadioState, RxEnd};
+use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd};
 use crate::scenario::{App, Scenario, Transport};
 use crate::scheme::{SchemeAction, Schemes, View};
 use crate::stack::NodeStack;
@@ -119,21 +119,12 @@ pub struct Simulator {
 
 impl Simulator {
     pub fn new(sc: Scenario) -> Self {
-        let channel = Channel::new(
-            sc.positions.clone(),
-            sc.radio.tx_range_m,
-            sc.radio.cs_range_m,
-            sc.radio.capture_db,
-        );
+        let channel = Channel::new(sc.positions.clone(), &sc.radio);
         let th = channel.thresholds;
         let n = sc.positions.len();
         let nodes = (0..n)
             .map(|i| NodeStack {
-                radio: {
-                    let mut r = Radio::new(th.rx_w, th.capture_ratio);
-                    r.set_lock_sensed(sc.radio.lock_on_sensed);
-                    r
-                },
+                radio: Radio::from_config(&sc.radio, &th),
                 mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: match sc.queue {
                     QueueKind::Red => InterfaceQueue::with_red(
@@ -410,9 +401,16 @@ impl Simulator {
     }
 
     fn signal_start(&mut self, now: SimTime, node: u32, air: u32, power_w: f64) {
+        let f = &self.air[air as usize].frame;
+        let arrival = Arrival {
+            tx: air,
+            power_w,
+            rate: f.rate,
+            bytes: f.bytes,
+        };
         let n = &mut self.nodes[node as usize];
         let was_busy = n.radio.is_busy();
-        let losses = n.radio.signal_start(now, air, power_w);
+        let losses = n.radio.signal_start(now, arrival);
         for (lost, _) in losses.iter() {
             self.count_collision(node, lost);
         }
