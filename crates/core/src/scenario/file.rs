@@ -107,6 +107,9 @@ pub struct MacFile {
     /// `[mac.quick_exchange]` (docs/selfcontention.md).
     #[serde(skip_serializing_if = "crate::mac::quick_exchange::QuickExchange::is_default")]
     pub quick_exchange: crate::mac::quick_exchange::QuickExchange,
+    /// `[mac.fast_forward]` (docs/selfcontention.md).
+    #[serde(skip_serializing_if = "crate::mac::fast_forward::FastForward::is_default")]
+    pub fast_forward: crate::mac::fast_forward::FastForward,
 }
 
 impl Default for MacFile {
@@ -124,6 +127,7 @@ impl Default for MacFile {
             ack_rate_mbps: None,
             eifs_after_sensed: true,
             quick_exchange: Default::default(),
+            fast_forward: Default::default(),
         }
     }
 }

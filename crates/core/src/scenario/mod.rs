@@ -369,6 +369,9 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
     m.quick_exchange
         .validate()
         .map_err(|e| split_key_error("mac.quick_exchange", &e))?;
+    m.fast_forward
+        .validate()
+        .map_err(|e| split_key_error("mac.fast_forward", &e))?;
     // Scheme tables: checked when given, filled in when their queue is used.
     if let Some(c) = &file.red {
         c.validate().map_err(|e| split_key_error("red", &e))?;
@@ -398,6 +401,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
             None => basic_rate,
         },
         quick_exchange: m.quick_exchange,
+        fast_forward: m.fast_forward,
     };
     let radio_params = resolve_radio(r, &dcf)?;
 
