@@ -21,12 +21,14 @@ def run_scenario(
     origin: str = "<scenario>",
     seed: int | None = None,
     duration_s: float | None = None,
-    progress: Callable[[float, float], None] | None = None,
+    progress: Callable[..., None] | None = None,
     pcap_path: str | None = None,
     pcap_snaplen: int = 256,
+    progress_events: bool = False,
 ) -> tuple[str, str]:
     """Runs one scenario; returns (summary JSON, traces JSON).
 
-    With `pcap_path`, every frame put on the air is written there (pcap,
+    `progress(now_s, duration_s)` is called once per simulated second, with
+    `progress_events` as `progress(now_s, duration_s, events)`. With `pcap_path`, every frame put on the air is written there (pcap,
     IEEE 802.11 with radiotap headers), at most `pcap_snaplen` bytes each.
     """

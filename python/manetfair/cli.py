@@ -1,4 +1,4 @@
-"""The `manetfair` command (CONTRACT §1): run, check, experiments, reproduce, sweep, export.
+"""The `manetfair` command (docs/contract.md §1): run, check, experiments, reproduce, sweep, export.
 
 Exit status: 0 success; 2 bad input (scenario, file, argument, experiment id), with a
 one-paragraph message and no traceback; 1 any other failure. With --json exactly one
@@ -14,8 +14,7 @@ import math
 import os
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
@@ -101,6 +100,17 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("experiments", help="list the built-in experiments")
     e.add_argument("--json", action="store_true")
 
+    xs = sub.add_parser("examples", help="copy the example scenarios into a directory")
+    xs.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        default=Path("examples"),
+        metavar="DIR",
+        help="where to copy them (default ./examples)",
+    )
+    xs.add_argument("--force", action="store_true", help="overwrite files that exist")
+
     rp = sub.add_parser("reproduce", help="run built-in experiments and write the report")
     rp.add_argument("ids", nargs="*", metavar="ID")
     rp.add_argument("--quick", action="store_true", help="short durations and few seeds")
@@ -116,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--store", type=Path, metavar="PATH", help=store_help)
     rp.add_argument("--jobs", type=_positive_int, metavar="N", help=jobs_help)
     rp.add_argument("--quiet", action="store_true", help="no progress or per-run log lines")
+    _backend_args(rp)
 
     sw = sub.add_parser("sweep", help="run a scenario over a parameter grid and seeds")
     sw.add_argument("file", metavar="FILE.toml")
@@ -138,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--jobs", type=_positive_int, metavar="N", help=jobs_help)
     sw.add_argument("--json", action="store_true", help="print every run and the per-point means")
     sw.add_argument("--quiet", action="store_true")
+    _backend_args(sw)
 
     ex = sub.add_parser("export", help="export the results store to Parquet or CSV")
     ex.add_argument("--format", choices=["parquet", "csv"], default="parquet")
@@ -146,10 +158,25 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         metavar="PATH",
-        help="directory to write runs, flows and experiment_runs tables into",
+        help="directory to write the runs, flows, series and experiment_runs tables into",
     )
     ex.add_argument("--store", type=Path, metavar="PATH", help=store_help)
     return p
+
+
+def _backend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        default="local",
+        help="local worker processes (default) or a Ray cluster (docs/cluster.md)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="with --backend ray: the cluster's head, HOST:PORT or 'auto' "
+        "(default: a private local Ray instance)",
+    )
 
 
 def _version_text() -> str:
@@ -167,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "run": cmd_run,
         "check": cmd_check,
         "experiments": cmd_experiments,
+        "examples": cmd_examples,
         "reproduce": cmd_reproduce,
         "sweep": cmd_sweep,
         "export": cmd_export,
@@ -175,6 +203,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return handlers[args.command](args)
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, and keep Python from
+        # complaining when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except (InputError, _core.ScenarioError) as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT
@@ -224,11 +258,15 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from manetfair.api import prepare, run_prepared
+    from manetfair.progress import run_progress
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()  # bad input fails here, before a progress bar appears
-    with _sim_progress(args) as progress:
-        result = run_prepared(sc, progress, args.pcap)
+    if _want_bar(args):
+        with run_progress() as progress:
+            result = run_prepared(sc, progress, args.pcap, progress_events=True)
+    else:
+        result = run_prepared(sc, None, args.pcap)
     if args.pcap is not None:
         _log(args, f"wrote {args.pcap}")
     if args.out is not None:
@@ -239,34 +277,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         _print_summary(result.summary, sys.stdout)
     return EXIT_OK
-
-
-@contextmanager
-def _sim_progress(args: argparse.Namespace) -> Iterator[Callable[[float, float], None] | None]:
-    if not _want_bar(args):
-        yield None
-        return
-    from tqdm import tqdm
-
-    bar = tqdm(
-        total=1.0,
-        unit="s",
-        file=sys.stderr,
-        leave=False,
-        desc="simulating",
-        bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}",
-    )
-
-    def progress(now_s: float, duration_s: float) -> None:
-        bar.total = duration_s
-        bar.n = min(now_s, duration_s)
-        bar.set_postfix_str(f"{now_s:.0f}/{duration_s:.0f} s simulated", refresh=False)
-        bar.refresh()
-
-    try:
-        yield progress
-    finally:
-        bar.close()
 
 
 def _print_summary(s: dict[str, Any], out: TextIO) -> None:
@@ -341,6 +351,27 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             f"{x['id']:<{width}}  {_availability_word(x):<9}  {x['paper']:<24}  "
             f"{x['figure']:<{fwidth}}  {x['description']}"
         )
+        if not x["available"]:
+            print(f"{'':<{width}}  why not: {x['reason']}")
+        for arm in x["missing_arms"]:
+            print(f"{'':<{width}}  arm {arm['axis']} = {arm['value']} waits: {arm['reason']}")
+    return EXIT_OK
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    """Copies the example scenarios shipped in the package to DIR, for editing."""
+    from importlib import resources
+
+    source = resources.files("manetfair") / "examples"
+    names = sorted(p.name for p in source.iterdir() if p.name.endswith(".toml"))
+    args.dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        target = args.dir / name
+        if target.exists() and not args.force:
+            print(f"kept {target} (exists; --force overwrites)", file=sys.stderr)
+            continue
+        target.write_bytes((source / name).read_bytes())
+        print(target)
     return EXIT_OK
 
 
@@ -351,31 +382,28 @@ def _availability_word(entry: dict[str, Any]) -> str:
     return "partial" if entry["missing_arms"] else "yes"
 
 
-def _on_done(args: argparse.Namespace) -> tuple[Callable[..., None], Callable[[], None]]:
-    """A per-run callback (a progress bar on a terminal, else one log line per run)."""
-    from manetfair.runner import describe
+def _batch_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The runner's progress callbacks and backend for a batch command."""
+    options: dict[str, Any] = {}
+    if getattr(args, "backend", "local") == "ray":
+        from manetfair.cluster import RayBackend
 
-    if args.quiet:
-        return (lambda outcome, done, total: None), (lambda: None)
-    if sys.stderr.isatty():
-        from tqdm import tqdm
+        options["backend"] = RayBackend(args.address)
+    elif getattr(args, "address", None):
+        raise InputError("--address is for --backend ray")
+    if not args.quiet:
+        from manetfair.progress import BatchProgress
 
-        bars: list[Any] = []
+        progress = BatchProgress()
+        options["on_start"] = progress.begin
+        options["on_done"] = progress
+    return options
 
-        def bar_cb(outcome: Any, done: int, total: int) -> None:
-            if not bars:
-                bars.append(tqdm(total=total, unit="run", file=sys.stderr, desc="runs"))
-            label = outcome.spec.experiment_id or Path(outcome.spec.scenario.origin).name
-            bars[0].write(f"[{done}/{total}] {label} {describe(outcome)}", file=sys.stderr)
-            bars[0].update(1)
 
-        return bar_cb, (lambda: bars[0].close() if bars else None)
-
-    def line_cb(outcome: Any, done: int, total: int) -> None:
-        label = outcome.spec.experiment_id or Path(outcome.spec.scenario.origin).name
-        print(f"[{done}/{total}] {label} {describe(outcome)}", file=sys.stderr, flush=True)
-
-    return line_cb, (lambda: None)
+def _close_progress(options: dict[str, Any]) -> None:
+    progress = options.get("on_done")
+    if progress is not None:
+        progress.close()
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -393,7 +421,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             for exp_id, why in missing:
                 _err(f"experiment {exp_id} is not yet available: {why}")
             return EXIT_FAILURE
-    callback, close = _on_done(args)
+    options = _batch_options(args)
     with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}")
         try:
@@ -403,11 +431,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 quick=args.quick,
                 seeds=args.seeds,
                 jobs=args.jobs or default_jobs(),
-                on_done=callback,
                 availability=availability,
+                **options,
             )
         finally:
-            close()
+            _close_progress(options)
     report.write(results, args.out)
     _log(args, f"report: {args.out / 'index.html'}")
     if args.json:
@@ -479,13 +507,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                     parameters=variant,
                 )
             )
-    callback, close = _on_done(args)
+    options = _batch_options(args)
     with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}; {len(specs)} runs")
         try:
-            outcomes = execute(specs, store, jobs=args.jobs or default_jobs(), on_done=callback)
+            outcomes = execute(specs, store, jobs=args.jobs or default_jobs(), **options)
         finally:
-            close()
+            _close_progress(options)
     runs = [claims.Run(o.spec.variant, o.spec.seed, o.summary) for o in outcomes]
     points = []
     for combo in itertools.product(*[values for _, values in axes]):
@@ -546,7 +574,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise InputError(
             f"{path}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
         )
-    with ResultsStore(path) as store:
+    with ResultsStore(path, read_only=True) as store:
         for written in store.export(args.out, args.format):
             print(written)
     return EXIT_OK

@@ -1,5 +1,5 @@
 """The one generic runner behind `manetfair reproduce`: runs experiments' sweeps
-through the results store, evaluates their claims and shapes CONTRACT §4 JSON."""
+through the results store, evaluates their claims and shapes docs/contract.md §4 JSON."""
 
 from __future__ import annotations
 
@@ -59,9 +59,11 @@ def reproduce(
     simulate: Simulate = simulate_with_core,
     on_done: Callable[[RunOutcome, int, int], None] | None = None,
     availability: Mapping[str, tuple[bool, str]] | None = None,
+    **options: Any,
 ) -> list[ExperimentResult]:
     """Runs every available experiment's sweep as one batch (so `jobs` workers stay busy
-    across experiments), then evaluates each experiment's claims on its runs."""
+    across experiments), then evaluates each experiment's claims on its runs. `options`
+    (on_start, backend) go to `runner.execute`."""
     results: list[ExperimentResult] = []
     batch: list[RunSpec] = []
     owners: list[int] = []
@@ -76,7 +78,13 @@ def reproduce(
             batch.extend(specs)
             owners.extend([len(results) - 1] * len(specs))
     outcomes = execute(
-        batch, store, jobs=jobs, simulate=simulate, on_done=on_done, experiment_quick=quick
+        batch,
+        store,
+        jobs=jobs,
+        simulate=simulate,
+        on_done=on_done,
+        experiment_quick=quick,
+        **options,
     )
     for owner, outcome in zip(owners, outcomes):
         results[owner].outcomes.append(outcome)
@@ -92,7 +100,7 @@ def reproduce(
 
 
 def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
-    """CONTRACT §4: every experiment with every run's whole summary and its claims.
+    """docs/contract.md §4: every experiment with every run's whole summary and its claims.
 
     Fields beyond the contract: figure, description, available, reason, quick, and
     per claim the test, tolerance, relative deviation and the variant it is about;

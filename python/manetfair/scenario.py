@@ -116,14 +116,17 @@ class Scenario:
 
     def run_in_core(
         self,
-        progress: Callable[[float, float], None] | None = None,
+        progress: Callable[..., None] | None = None,
         pcap: str | os.PathLike[str] | None = None,
+        progress_events: bool = False,
     ) -> tuple[str, str]:
         """Runs the scenario in the native core, in this process: (summary, traces) JSON.
 
         With `pcap`, every frame put on the air is written to that file.
         """
         extra: dict[str, Any] = {"progress": progress}
+        if progress_events:
+            extra["progress_events"] = True  # progress(now_s, duration_s, events)
         if pcap is not None:
             extra["pcap_path"] = os.fspath(pcap)
         summary_json, traces_json = self._call_core("run_scenario", **extra)

@@ -45,11 +45,12 @@ fn check_scenario(text: &str, fmt: &str, origin: &str, seed: Option<u64>, durati
 }
 
 /// Runs a scenario to its end; returns (summary JSON, traces JSON).
-/// `progress(now_s, duration_s)` is called once per simulated second.
+/// `progress(now_s, duration_s)` is called once per simulated second, or
+/// `progress(now_s, duration_s, events)` with `progress_events`.
 /// With `pcap_path`, every frame put on the air is written there (pcap,
 /// 802.11 with radiotap), keeping at most `pcap_snaplen` bytes of each.
 #[pyfunction]
-#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None, pcap_path = None, pcap_snaplen = 256))]
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None, pcap_path = None, pcap_snaplen = 256, progress_events = false))]
 #[allow(clippy::too_many_arguments)]
 fn run_scenario(
     py: Python<'_>,
@@ -61,6 +62,7 @@ fn run_scenario(
     progress: Option<PyObject>,
     pcap_path: Option<std::path::PathBuf>,
     pcap_snaplen: usize,
+    progress_events: bool,
 ) -> PyResult<(String, String)> {
     let sc = load(text, fmt, origin, seed, duration_s)?;
     let started = Instant::now();
@@ -87,7 +89,11 @@ fn run_scenario(
         }
         py.check_signals()?;
         if let Some(cb) = &progress {
-            cb.call1(py, (until.as_secs_f64(), end.as_secs_f64()))?;
+            if progress_events {
+                cb.call1(py, (until.as_secs_f64(), end.as_secs_f64(), sim.events()))?;
+            } else {
+                cb.call1(py, (until.as_secs_f64(), end.as_secs_f64()))?;
+            }
         }
         if done {
             break;
