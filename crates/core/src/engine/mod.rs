@@ -3,6 +3,8 @@
 
 pub mod queue;
 pub mod rng;
+pub mod timer;
 
 pub use queue::EventQueue;
 pub use rng::{stream, Purpose};
+pub use timer::Armed;

@@ -64,12 +64,41 @@ pub struct Summary {
     pub routing: RoutingSummary,
     pub nodes: usize,
     pub simulator: String,
-    /// NRED's overhead and actions (runs with `mac.queue = "nred"`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub nred: Option<NredSummary>,
-    /// How NRED's estimate follows the traced neighborhood queue.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub neighborhood: Option<NeighborhoodSummary>,
+    /// One section per scheme the run uses, each under its own key: `nred`
+    /// (NRED's overhead and actions, `NredSummary`) and `neighborhood` (how
+    /// NRED's estimate follows the traced neighborhood queue,
+    /// `NeighborhoodSummary`).
+    #[serde(flatten)]
+    pub schemes: SchemeSections,
+}
+
+/// Summary sections of the schemes of a run, in the order they were added,
+/// serialised as keys of the summary itself: one type for every scheme
+/// rather than a field each.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct SchemeSections(Vec<(&'static str, serde_json::Value)>);
+
+impl SchemeSections {
+    /// Adds the section `key`.
+    pub fn push(&mut self, key: &'static str, section: &impl Serialize) {
+        let value = serde_json::to_value(section).expect("summary sections serialise");
+        self.0.push((key, value));
+    }
+
+    pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+}
+
+impl Serialize for SchemeSections {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
 }
 
 /// Agreement of NRED's estimated neighborhood queue with the real one

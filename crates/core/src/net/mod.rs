@@ -6,6 +6,7 @@ pub mod nred;
 pub mod packet;
 pub mod queue;
 pub mod red;
+pub mod routing;
 pub mod static_routes;
 
 pub use packet::{Body, DropCause, Ledger, Packet, PacketKind, PacketStore, NO_FLOW};

@@ -63,6 +63,16 @@ impl Packet {
     }
 }
 
+impl Body {
+    /// The routing message a routing packet carries, by index.
+    pub fn routing_message(&self) -> Option<u32> {
+        match *self {
+            Body::Aodv(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DropCause {
     QueueOverflow,

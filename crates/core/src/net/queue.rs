@@ -1,7 +1,14 @@
-//! The interface queue between the network layer and the MAC. Routing and
-//! control packets go ahead of data (as ns-2's priority interface queue).
-//! The queue discipline is an enum: RED, NRED, the ingress-throttling
-//! scheduler and OPET's per-flow queues plug in here as further variants.
+//! The interface queue between the network layer and the MAC: a stateful
+//! queue discipline. Routing and control packets go ahead of data (as
+//! ns-2's priority interface queue). The discipline decides admission and
+//! order: DropTail, or RED (`net/red.rs`); NRED's drop is a scheme at the
+//! admission seam (`scheme`) over a DropTail queue. The ingress-throttling
+//! scheduler and OPET's per-flow queues plug in as further variants.
+//!
+//! The MAC asks for its next packet through a `Select`or, reads per-flow
+//! lengths, and a discipline that holds packets back (a non-work-conserving
+//! one) says through `poll_timeout` when it releases one, so the engine can
+//! feed the MAC again then.
 
 use super::packet::DropCause;
 use super::red::Red;
@@ -14,6 +21,8 @@ pub struct Queued {
     pub next_hop: u32,
     pub bytes: u32,
     pub control: bool,
+    /// The packet's flow (`NO_FLOW` for routing and control packets).
+    pub flow: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +47,38 @@ impl QueueKind {
     }
 }
 
+/// Which packet the MAC may take next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Select<'a> {
+    /// The head of the queue (control first).
+    Any,
+    /// The first packet for this next hop only (quick-exchange's reverse
+    /// packet, Berger et al.).
+    NextHop(u32),
+    /// The first packet of a flow not in this list (OPET: flows blocked by
+    /// a negative CTS).
+    NotFlows(&'a [u32]),
+    /// This packet, wherever it is (fast-forward's packet to relay).
+    Packet(u32),
+}
+
+impl Select<'_> {
+    fn admits(&self, q: &Queued) -> bool {
+        match *self {
+            Select::Any => true,
+            Select::NextHop(h) => q.next_hop == h,
+            Select::NotFlows(blocked) => !blocked.contains(&q.flow),
+            Select::Packet(p) => q.packet == p,
+        }
+    }
+}
+
+/// The discipline's own state.
+enum Discipline {
+    DropTail,
+    Red(Box<Red>),
+}
+
 pub struct InterfaceQueue {
     kind: QueueKind,
     capacity: usize,
@@ -46,8 +87,7 @@ pub struct InterfaceQueue {
     /// ∫ length dt since the last reading, for time-averaged traces.
     area: u128,
     last_change: SimTime,
-    /// RED's state, with `QueueKind::Red`.
-    red: Option<Box<Red>>,
+    discipline: Discipline,
 }
 
 impl InterfaceQueue {
@@ -59,30 +99,38 @@ impl InterfaceQueue {
             data: VecDeque::new(),
             area: 0,
             last_change: SimTime::ZERO,
-            red: None,
+            discipline: Discipline::DropTail,
         }
     }
 
     /// A RED queue (`QueueKind::Red`) with a physical limit of `capacity`.
     pub fn with_red(capacity: usize, red: Red) -> Self {
         InterfaceQueue {
-            red: Some(Box::new(red)),
+            discipline: Discipline::Red(Box::new(red)),
             ..InterfaceQueue::new(QueueKind::Red, capacity)
         }
     }
 
     /// RED's average queue, if this is a RED queue.
     pub fn red_avg(&self) -> Option<f64> {
-        self.red.as_ref().map(|r| r.avg())
+        match &self.discipline {
+            Discipline::Red(r) => Some(r.avg()),
+            Discipline::DropTail => None,
+        }
     }
 
     /// Queued packets whose next hop satisfies `f` (for neighborhood-queue traces).
     pub fn count_next_hops(&self, f: impl Fn(u32) -> bool) -> usize {
-        self.control
-            .iter()
-            .chain(self.data.iter())
-            .filter(|q| f(q.next_hop))
-            .count()
+        self.iter().filter(|q| f(q.next_hop)).count()
+    }
+
+    /// Queued packets of `flow`.
+    pub fn flow_len(&self, flow: u32) -> usize {
+        self.iter().filter(|q| q.flow == flow).count()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Queued> {
+        self.control.iter().chain(self.data.iter())
     }
 
     pub fn kind(&self) -> QueueKind {
@@ -104,20 +152,20 @@ impl InterfaceQueue {
 
     /// Adds a packet, or returns it with the reason it was refused.
     pub fn enqueue(&mut self, now: SimTime, q: Queued) -> Result<(), (Queued, DropCause)> {
-        if let Some(red) = self.red.as_mut() {
+        let len = self.len();
+        if let Discipline::Red(red) = &mut self.discipline {
             // F&J: the average is updated on every arrival; routing and
             // control packets are never dropped early.
-            let len = self.control.len() + self.data.len();
             if q.control {
                 red.update_avg(now, len);
             } else if red.handle_arrival(now, len) {
                 return Err((q, DropCause::Aqm));
             }
         }
-        if self.len() >= self.capacity {
+        if len >= self.capacity {
             return Err((q, DropCause::QueueOverflow));
         }
-        if let Some(red) = self.red.as_mut() {
+        if let Discipline::Red(red) = &mut self.discipline {
             red.handle_queue_busy();
         }
         self.account(now);
@@ -129,21 +177,32 @@ impl InterfaceQueue {
         Ok(())
     }
 
-    pub fn dequeue(&mut self, now: SimTime) -> Option<Queued> {
+    /// The next packet `select` admits, control packets first.
+    pub fn dequeue(&mut self, now: SimTime, select: Select) -> Option<Queued> {
         self.account(now);
-        let q = self.control.pop_front().or_else(|| self.data.pop_front());
+        let q = match select {
+            Select::Any => self.control.pop_front().or_else(|| self.data.pop_front()),
+            _ => take_first(&mut self.control, &select).or_else(|| take_first(&mut self.data, &select)),
+        };
         self.note_if_empty(now);
         q
     }
 
+    /// When a discipline that holds packets back next releases one (None:
+    /// work-conserving, or nothing held). The engine then feeds the MAC again.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        match self.discipline {
+            Discipline::DropTail | Discipline::Red(_) => None,
+        }
+    }
+
     fn note_if_empty(&mut self, now: SimTime) {
         if self.is_empty() {
-            if let Some(red) = self.red.as_mut() {
+            if let Discipline::Red(red) = &mut self.discipline {
                 red.handle_queue_empty(now);
             }
         }
     }
-
     /// Removes every packet for `next_hop` (a broken link), in queue order.
     pub fn remove_for_next_hop(&mut self, now: SimTime, next_hop: u32) -> Vec<Queued> {
         self.account(now);
@@ -176,6 +235,11 @@ impl InterfaceQueue {
     }
 }
 
+fn take_first(q: &mut VecDeque<Queued>, select: &Select) -> Option<Queued> {
+    let i = q.iter().position(|x| select.admits(x))?;
+    q.remove(i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +250,7 @@ mod tests {
             next_hop: p % 2,
             bytes: 100,
             control,
+            flow: p % 3,
         }
     }
 
@@ -197,8 +262,8 @@ mod tests {
         iq.enqueue(t, q(2, false)).unwrap();
         iq.enqueue(t, q(3, true)).unwrap();
         assert_eq!(iq.enqueue(t, q(4, true)), Err((q(4, true), DropCause::QueueOverflow)));
-        assert_eq!(iq.dequeue(t).unwrap().packet, 3);
-        assert_eq!(iq.dequeue(t).unwrap().packet, 1);
+        assert_eq!(iq.dequeue(t, Select::Any).unwrap().packet, 3);
+        assert_eq!(iq.dequeue(t, Select::Any).unwrap().packet, 1);
         let removed = iq.remove_for_next_hop(t, 0);
         assert_eq!(removed.iter().map(|x| x.packet).collect::<Vec<_>>(), vec![2]);
         assert!(iq.is_empty());
@@ -232,5 +297,47 @@ mod tests {
         iq.enqueue(SimTime(500), q(2, false)).unwrap();
         // 1 packet for 500 ns, 2 packets for 500 ns.
         assert!((iq.take_mean_len(SimTime(1000), SimTime(0)) - 1.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn each_selector_takes_what_it_names() {
+        let t = SimTime::ZERO;
+        let fill = || {
+            let mut iq = InterfaceQueue::new(QueueKind::DropTail, 10);
+            // packet: next hop p % 2, flow p % 3; packet 6 is control.
+            for p in [1, 2, 3, 4, 5] {
+                iq.enqueue(t, q(p, false)).unwrap();
+            }
+            iq.enqueue(t, q(6, true)).unwrap();
+            iq
+        };
+        let take = |iq: &mut InterfaceQueue, s: Select| iq.dequeue(t, s).map(|x| x.packet);
+
+        // Any: control first, then data in arrival order.
+        let mut iq = fill();
+        assert_eq!(take(&mut iq, Select::Any), Some(6));
+        assert_eq!(take(&mut iq, Select::Any), Some(1));
+
+        // NextHop: the first packet for that neighbour, control included.
+        let mut iq = fill();
+        assert_eq!(take(&mut iq, Select::NextHop(1)), Some(1));
+        assert_eq!(take(&mut iq, Select::NextHop(0)), Some(6));
+        assert_eq!(take(&mut iq, Select::NextHop(0)), Some(2));
+        assert_eq!(take(&mut iq, Select::NextHop(7)), None);
+
+        // NotFlows: skips the blocked flows (6 is flow 0, control).
+        let mut iq = fill();
+        assert_eq!(iq.flow_len(1), 2);
+        assert_eq!(take(&mut iq, Select::NotFlows(&[0, 1])), Some(2));
+        assert_eq!(take(&mut iq, Select::NotFlows(&[0, 1])), Some(5));
+        assert_eq!(take(&mut iq, Select::NotFlows(&[0, 1])), None);
+        assert_eq!(iq.flow_len(2), 0);
+
+        // Packet: that one, out of order, and only once.
+        let mut iq = fill();
+        assert_eq!(take(&mut iq, Select::Packet(4)), Some(4));
+        assert_eq!(take(&mut iq, Select::Packet(4)), None);
+        assert_eq!(iq.len(), 5);
+        assert_eq!(iq.poll_timeout(), None, "DropTail never holds packets back");
     }
 }

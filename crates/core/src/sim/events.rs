@@ -41,23 +41,26 @@ pub enum Event {
         side: u8,
         gen: u32,
     },
-    /// A node's AODV timer.
-    AodvTimer {
+    /// A node's routing timer (`net::routing`).
+    RoutingTimer {
         node: u32,
         gen: u32,
     },
-    /// An AODV broadcast's jitter has passed: it enters the queue.
-    AodvJitter {
+    /// A routing broadcast's jitter has passed: it enters the queue.
+    RoutingJitter {
         node: u32,
         packet: u32,
     },
-    /// NRED: a node reads its radio-state times (every T_interval).
-    NredInterval {
+    /// A timer that scheme number `scheme` armed at `node` (`scheme`).
+    SchemeTimer {
         node: u32,
+        scheme: u8,
+        kind: u8,
     },
-    /// NRED: a node runs Algorithm 5.1 and may notify (every T_NCN).
-    NredNcn {
+    /// A node's queue discipline releases a packet it held back.
+    QueueTimer {
         node: u32,
+        gen: u32,
     },
     /// Moving nodes' positions are pushed to the channel.
     Mobility,

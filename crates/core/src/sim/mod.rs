@@ -3,49 +3,32 @@
 //! I/O; this module turns their actions into events and their events into
 //! inputs. A run is a pure function of its scenario and seed.
 
-mod aodv;
 mod events;
-mod nred;
 
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
-use crate::engine::{stream, EventQueue, Purpose};
+use crate::engine::{stream, Armed, EventQueue, Purpose};
 use crate::mac::dcf::{Dcf, MacAction};
 use crate::mac::frame::{Frame, Msdu, BROADCAST};
 use crate::metrics::jain_index;
-use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, RoutingSummary, Summary, TcpTrace, Traces};
-use crate::net::aodv::{Aodv, AodvAction, AodvMessage};
-use crate::net::nred::Nred;
+use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpTrace, Traces};
 use crate::net::packet::{
     Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES,
 };
-use crate::net::queue::{InterfaceQueue, QueueKind, Queued};
+use crate::net::queue::{InterfaceQueue, QueueKind, Queued, Select};
 use crate::net::red::Red;
-use crate::net::static_routes::StaticRoutes;
+use crate::net::routing::{Routing, RoutingAction, DEFAULT_TTL};
 use crate::phy::channel::Channel;
 use crate::phy::radio::{Radio, RadioState, RxEnd};
-use crate::scenario::{App, RoutingKind, Scenario, Transport};
+use crate::scenario::{App, Scenario, Transport};
+use crate::scheme::{SchemeAction, Schemes, View};
+use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
 use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 pub use events::Event;
 
 /// Width of every time-series bin (CONTRACT.md §3: 1 s bins).
 pub const BIN: Duration = Duration::from_millis(1000);
-const DEFAULT_TTL: u8 = 64;
-
-struct Node {
-    radio: Radio,
-    mac: Dcf,
-    queue: InterfaceQueue,
-    /// Boxed: most runs have no AODV, and the node stays small.
-    aodv: Option<Box<Aodv<u32>>>,
-    aodv_timer: Armed,
-    /// NRED's agent (`mac.queue = "nred"`, or the traced node).
-    nred: Option<Box<nred::NredNode>>,
-    /// Radio idle time and NAV time at the start of the current bin.
-    idle_at_bin: Duration,
-    nav_at_bin: Duration,
-}
 
 /// A frame on the air, with a copy of the packet it carries, kept until
 /// every receiver has seen its end.
@@ -54,14 +37,6 @@ struct Airborne {
     packet: Option<Packet>,
     /// Signal ends still to be processed, plus one for the transmitter.
     pending: u32,
-}
-
-/// A timer of a sans-IO endpoint: when it is armed and its generation,
-/// so that a superseded event is ignored when it pops.
-#[derive(Clone, Copy, Debug, Default)]
-struct Armed {
-    at: Option<SimTime>,
-    gen: u32,
 }
 
 /// Both ends of a TCP connection (sender at the flow's source).
@@ -119,17 +94,17 @@ pub struct Simulator {
     sc: Scenario,
     q: EventQueue<Event>,
     channel: Channel,
-    nodes: Vec<Node>,
+    nodes: Vec<NodeStack>,
     packets: PacketStore,
     air: Vec<Airborne>,
     air_free: Vec<u32>,
-    routes: StaticRoutes,
+    routing: Routing,
+    schemes: Schemes,
     flows: Vec<FlowState>,
     counters: Counters,
     scratch: Vec<MacAction>,
-    aodv_scratch: Vec<AodvAction<u32>>,
-    /// AODV messages carried by packets (append-only: messages are few).
-    aodv_msgs: Vec<AodvMessage>,
+    routing_scratch: Vec<RoutingAction>,
+    scheme_scratch: Vec<SchemeAction>,
     traces: Traces,
     bin_start: SimTime,
     n_bins: usize,
@@ -141,10 +116,6 @@ pub struct Simulator {
     probe: Option<Probe>,
     /// Per node, when the last CTS addressed to it was decoded (probe only).
     last_cts_for: Vec<SimTime>,
-    /// Per node, NRED's random stream (NCN phase).
-    nred_rngs: Vec<rand_pcg::Pcg64Mcg>,
-    ncn_bytes: u64,
-    neighborhood: Option<nred::NeighborhoodProbe>,
 }
 
 impl Simulator {
@@ -158,7 +129,7 @@ impl Simulator {
         let th = channel.thresholds;
         let n = sc.positions.len();
         let nodes = (0..n)
-            .map(|i| Node {
+            .map(|i| NodeStack {
                 radio: {
                     let mut r = Radio::new(th.rx_w, th.capture_ratio);
                     r.set_lock_sensed(sc.radio.lock_on_sensed);
@@ -172,32 +143,12 @@ impl Simulator {
                     ),
                     k => InterfaceQueue::new(k, sc.queue_capacity),
                 },
-                nred: (sc.queue == QueueKind::Nred || sc.neighborhood_node == Some(i as u32)).then(|| {
-                    Box::new(nred::NredNode {
-                        agent: Nred::new(sc.nred.clone(), stream(sc.seed, i as u64, Purpose::Queue)),
-                        active: sc.queue == QueueKind::Nred,
-                    })
-                }),
-                aodv: (sc.routing == RoutingKind::Aodv).then(|| {
-                    Box::new(Aodv::new(
-                        i as u32,
-                        &sc.aodv,
-                        stream(sc.seed, i as u64, Purpose::Routing),
-                    ))
-                }),
-                aodv_timer: Armed::default(),
+                queue_timer: Armed::default(),
                 idle_at_bin: Duration::ZERO,
                 nav_at_bin: Duration::ZERO,
             })
             .collect();
-        let adj = channel.rx_adjacency();
-        let routes = if sc.routing == RoutingKind::Static {
-            let flows: Vec<(u32, u32, Option<&[u32]>)> =
-                sc.flows.iter().map(|f| (f.src, f.dst, f.route.as_deref())).collect();
-            StaticRoutes::new(&adj, &flows)
-        } else {
-            StaticRoutes::default()
-        };
+        let routing = Routing::new(&sc, &channel.rx_adjacency());
         let n_bins = (sc.duration.as_nanos().div_ceil(BIN.as_nanos())) as usize;
         let mut q = EventQueue::new();
         let flows = sc
@@ -243,9 +194,7 @@ impl Simulator {
                     sent: 0,
                     delivered: 0,
                     delay_sum: Duration::ZERO,
-                    hops: (sc.routing == RoutingKind::Static)
-                        .then(|| routes.hops(i as u32))
-                        .flatten(),
+                    hops: routing.static_hops(i as u32),
                 }
             })
             .collect();
@@ -272,17 +221,6 @@ impl Simulator {
             traces.radio_busy_frac = vec![Vec::with_capacity(n_bins); n];
             traces.nav_busy_frac = vec![Vec::with_capacity(n_bins); n];
         }
-        if let Some(node) = sc.neighborhood_node {
-            traces.neighborhood = Some(crate::metrics::summary::NeighborhoodTrace {
-                node: sc.node_ids[node as usize],
-                ..Default::default()
-            });
-        }
-        let nred_rngs = (0..n).map(|i| stream(sc.seed, i as u64, Purpose::Scheme)).collect();
-        let neighborhood = sc.neighborhood_node.map(|node| nred::NeighborhoodProbe {
-            node,
-            ..Default::default()
-        });
         let mut sim = Simulator {
             q,
             channel,
@@ -290,12 +228,13 @@ impl Simulator {
             packets: PacketStore::default(),
             air: Vec::new(),
             air_free: Vec::new(),
-            routes,
+            routing,
+            schemes: Schemes::new(&sc),
             flows,
             counters: Counters::default(),
             scratch: Vec::with_capacity(16),
-            aodv_scratch: Vec::new(),
-            aodv_msgs: Vec::new(),
+            routing_scratch: Vec::new(),
+            scheme_scratch: Vec::new(),
             traces,
             bin_start: SimTime::ZERO,
             n_bins,
@@ -304,12 +243,11 @@ impl Simulator {
             pcap: None,
             probe: None,
             last_cts_for: Vec::new(),
-            nred_rngs,
-            ncn_bytes: 0,
-            neighborhood,
             sc,
         };
-        sim.nred_start();
+        let mut acts = Vec::new();
+        sim.schemes.start(&mut acts);
+        sim.scheme_actions(SimTime::ZERO, acts);
         sim
     }
 
@@ -377,15 +315,21 @@ impl Simulator {
                 self.mac_call(node, None, |m, out| m.handle_timer(now, timer, gen, out));
             }
             Event::AppSend { flow } => self.app_send(now, flow),
-            Event::AodvTimer { node, gen } => self.aodv_timer(now, node, gen),
-            Event::AodvJitter { node, packet } => {
+            Event::RoutingTimer { node, gen } => self.with_out(node, |s, out| {
+                s.with_routing(now, node, out, |r, acts| r.handle_timer(now, node, gen, acts))
+            }),
+            Event::RoutingJitter { node, packet } => {
                 self.with_out(node, |s, out| s.enqueue(now, node, packet, BROADCAST, out));
             }
             Event::AppStop { flow } => self.app_stop(now, flow),
             Event::TcpTimer { flow, side, gen } => self.tcp_timer(now, flow, side, gen),
             Event::Sample => self.sample(now),
-            Event::NredInterval { node } => self.nred_interval(now, node),
-            Event::NredNcn { node } => self.nred_ncn_timer(now, node),
+            Event::SchemeTimer { node, scheme, kind } => self.scheme_timer(now, node, scheme, kind),
+            Event::QueueTimer { node, gen } => {
+                if self.nodes[node as usize].queue_timer.fire(gen) {
+                    self.with_out(node, |s, out| s.feed_mac(now, node, out));
+                }
+            }
             Event::Mobility => self.move_nodes(now),
         }
     }
@@ -399,8 +343,7 @@ impl Simulator {
             self.count_collision(node, lost);
         }
         if !was_busy {
-            self.nodes[node as usize].mac.handle_medium_busy(now);
-            self.nred_medium_busy(now, node);
+            self.medium_busy(now, node);
         }
         self.counters.frames_sent[frame.kind.index()] += 1;
         if let Some(p) = self.probe.as_mut() {
@@ -417,11 +360,10 @@ impl Simulator {
         }
         let packet = frame.msdu.map(|m| *self.packets.get(m.packet));
         if let Some(w) = self.pcap.as_mut() {
-            let aodv = match packet.map(|p| p.body) {
-                Some(Body::Aodv(m)) => Some(&self.aodv_msgs[m as usize]),
-                _ => None,
-            };
-            w.record(now, &frame, packet.as_ref(), aodv);
+            let msg = packet
+                .and_then(|p| p.body.routing_message())
+                .map(|m| self.routing.message(m));
+            w.record(now, &frame, packet.as_ref(), msg);
         }
         let entry = Airborne {
             frame,
@@ -480,9 +422,26 @@ impl Simulator {
             self.count_collision(node, lost);
         }
         if !was_busy {
-            self.nodes[node as usize].mac.handle_medium_busy(now);
-            self.nred_medium_busy(now, node);
+            self.medium_busy(now, node);
         }
+    }
+
+    /// The medium at `node` turned busy (its own transmission or a signal).
+    fn medium_busy(&mut self, now: SimTime, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        n.mac.handle_medium_busy(now);
+        if !self.schemes.is_empty() {
+            self.schemes.on_medium_edge(now, node, true, n);
+        }
+    }
+
+    /// The medium at `node` turned idle.
+    fn medium_idle(&mut self, now: SimTime, node: u32) {
+        if !self.schemes.is_empty() {
+            self.schemes
+                .on_medium_edge(now, node, false, &self.nodes[node as usize]);
+        }
+        self.mac_call(node, None, |m, out| m.handle_medium_idle(now, out));
     }
 
     fn signal_end(&mut self, now: SimTime, node: u32, air: u32) {
@@ -500,7 +459,7 @@ impl Simulator {
                         self.last_cts_for[node as usize] = now;
                     }
                 }
-                self.nred_decoded(now, node, &frame);
+                self.schemes.on_decoded(now, node, &frame);
                 self.mac_call(node, Some(air), |m, out| m.handle_rx(now, &frame, out));
             }
             Some(RxEnd::Error(_)) => self.nodes[node as usize].mac.handle_rx_error(now),
@@ -509,8 +468,7 @@ impl Simulator {
             None => {}
         }
         if !self.nodes[node as usize].radio.is_busy() {
-            self.nred_medium_idle(now, node);
-            self.mac_call(node, None, |m, out| m.handle_medium_idle(now, out));
+            self.medium_idle(now, node);
         }
         self.release_air(air);
     }
@@ -519,8 +477,7 @@ impl Simulator {
         self.nodes[node as usize].radio.end_tx(now);
         self.mac_call(node, None, |m, out| m.handle_tx_end(now, out));
         if !self.nodes[node as usize].radio.is_busy() {
-            self.nred_medium_idle(now, node);
-            self.mac_call(node, None, |m, out| m.handle_medium_idle(now, out));
+            self.medium_idle(now, node);
         }
         self.release_air(air);
     }
@@ -555,8 +512,10 @@ impl Simulator {
                     // A broadcast is delivered to the air once (the ledger
                     // counted it then); receivers act on its content and
                     // create packets of their own.
-                    if let Body::Aodv(m) = copy.body {
-                        self.aodv_message(now, node, from, m, copy.ttl, out);
+                    if let Some(m) = copy.body.routing_message() {
+                        self.with_routing(now, node, out, |r, acts| {
+                            r.handle_message(now, node, from, m, copy.ttl, acts)
+                        });
                     }
                     return;
                 }
@@ -564,7 +523,10 @@ impl Simulator {
                 let id = self.packets.hand_over(msdu.packet, copy);
                 self.net_receive(now, node, id, Some(from), out);
             }
-            MacAction::Overheard(frame) => self.nred_overheard(now, node, air, &frame),
+            MacAction::Overheard(frame) => {
+                let packet = air.and_then(|a| self.air[a as usize].packet);
+                self.schemes.on_overheard(now, node, &frame, packet.as_ref());
+            }
             MacAction::TxDone { msdu, next_hop } => {
                 if next_hop == BROADCAST {
                     self.packets.deliver(msdu.packet);
@@ -574,29 +536,32 @@ impl Simulator {
                 self.feed_mac(now, node, out);
             }
             MacAction::TxFailed { msdu, next_hop } => {
-                if self.nred_is_ncn(msdu.packet) {
+                let p = *self.packets.get(msdu.packet);
+                if self.schemes.on_tx_failed(now, node, &p) || self.routing.is_static() {
                     self.packets.drop_packet(msdu.packet, DropCause::MacRetry);
-                } else if self.nodes[node as usize].aodv.is_some() {
-                    self.aodv_tx_failed(now, node, msdu.packet, next_hop, out);
                 } else {
-                    self.packets.drop_packet(msdu.packet, DropCause::MacRetry);
+                    self.route_tx_failed(now, node, msdu.packet, next_hop, out);
                 }
                 self.feed_mac(now, node, out);
             }
         }
     }
 
-    /// Hands the MAC its next MSDU if it has none.
+    /// Hands the MAC its next MSDU if it has none, and arms the queue's
+    /// timer if its discipline holds packets back.
     fn feed_mac(&mut self, now: SimTime, node: u32, out: &mut Vec<MacAction>) {
         let n = &mut self.nodes[node as usize];
         if n.mac.wants_msdu() {
-            if let Some(q) = n.queue.dequeue(now) {
+            if let Some(q) = n.queue.dequeue(now, Select::Any) {
                 let msdu = Msdu {
                     packet: q.packet,
                     bytes: q.bytes,
                 };
                 n.mac.handle_msdu(now, msdu, q.next_hop, out);
             }
+        }
+        if let Some((t, gen)) = n.queue_timer.rearm(n.queue.poll_timeout()) {
+            self.q.schedule(t.max(now), Event::QueueTimer { node, gen });
         }
     }
 
@@ -606,24 +571,26 @@ impl Simulator {
     /// the node's own transport or routing.
     fn net_receive(&mut self, now: SimTime, node: u32, id: u32, from: Option<u32>, out: &mut Vec<MacAction>) {
         let p = *self.packets.get(id);
-        if let (Body::Aodv(m), Some(from)) = (p.body, from) {
-            // AODV messages travel hop by hop: each is for this node.
-            self.packets.deliver(id);
-            self.aodv_message(now, node, from, m, p.ttl, out);
-            return;
-        }
-        if let (Body::Ncn { .. }, Some(from)) = (p.body, from) {
-            // A notification addressed to this node (§5.2).
-            self.packets.deliver(id);
-            self.nred_heard_ncn(now, node, from, p.body);
-            return;
-        }
-        if from.is_some() && self.nred_incoming(now, node, id) {
-            return;
-        }
-        if let (Some(aodv), Some(from)) = (self.nodes[node as usize].aodv.as_mut(), from) {
-            // Data from a neighbour keeps the reverse route alive (§6.2).
-            aodv.note_route_used(now, p.src, from);
+        if let Some(from) = from {
+            if let Some(m) = p.body.routing_message() {
+                // Routing messages travel hop by hop: each is for this node.
+                self.packets.deliver(id);
+                self.with_routing(now, node, out, |r, acts| {
+                    r.handle_message(now, node, from, m, p.ttl, acts)
+                });
+                return;
+            }
+            if p.kind == PacketKind::Control {
+                // A scheme's control packet, addressed to this node.
+                self.packets.deliver(id);
+                self.schemes.on_control(now, node, from, &p);
+                return;
+            }
+            if self.schemes.admit_incoming(now, node, &p) {
+                self.packets.drop_packet(id, DropCause::Aqm);
+                return;
+            }
+            self.routing.note_data_from(now, node, p.src, from);
         }
         if p.dst == node {
             self.deliver_up(now, node, id, out);
@@ -636,16 +603,8 @@ impl Simulator {
             }
             self.packets.get_mut(id).ttl -= 1;
         }
-        let next_hop = if self.nodes[node as usize].aodv.is_some() {
-            self.aodv_route(now, node, id, out)
-        } else {
-            let flow = (p.flow != NO_FLOW).then_some(p.flow);
-            let nh = self.routes.next_hop(node, p.dst, flow);
-            if nh.is_none() {
-                self.packets.drop_packet(id, DropCause::NoRoute);
-            }
-            nh
-        };
+        let p = *self.packets.get(id);
+        let next_hop = self.with_routing(now, node, out, |r, acts| r.route(now, node, id, &p, acts));
         if let Some(nh) = next_hop {
             self.enqueue(now, node, id, nh, out);
         }
@@ -653,7 +612,9 @@ impl Simulator {
 
     /// Puts a packet in `node`'s interface queue towards `next_hop`, or drops it if full.
     fn enqueue(&mut self, now: SimTime, node: u32, id: u32, next_hop: u32, out: &mut Vec<MacAction>) {
-        if self.nred_outgoing(now, node, id) {
+        let p = self.packets.get(id);
+        if self.schemes.admit_outgoing(now, node, p) {
+            self.packets.drop_packet(id, DropCause::Aqm);
             return;
         }
         let p = self.packets.get(id);
@@ -662,6 +623,7 @@ impl Simulator {
             next_hop,
             bytes: p.bytes,
             control: p.is_control(),
+            flow: p.flow,
         };
         if let Err((q, cause)) = self.nodes[node as usize].queue.enqueue(now, q) {
             self.packets.drop_packet(q.packet, cause);
@@ -678,8 +640,6 @@ impl Simulator {
         }
         let delivered = match p.body {
             Body::Udp { .. } => p.payload_bytes as u64,
-            // Routing messages are handled hop by hop, before this point.
-            Body::Aodv(_) | Body::Ncn { .. } => return,
             Body::Tcp(seg) if seg.is_ack => {
                 self.tcp_ack_arrived(now, p.flow, &seg, out);
                 return;
@@ -693,12 +653,14 @@ impl Simulator {
                 self.tcp_pump(now, p.flow, 1, node, out);
                 n
             }
+            // Routing and scheme messages are handled hop by hop, before this point.
+            _ => return,
         };
         let spec = &self.sc.flows[p.flow as usize];
         let fs = &mut self.flows[p.flow as usize];
         fs.delivered += 1;
         fs.delay_sum += now - p.created;
-        if self.sc.routing == RoutingKind::Aodv {
+        if !self.routing.is_static() {
             fs.hops = Some(p.hops as u32);
         }
         if now >= spec.start && now <= spec.stop {
@@ -800,11 +762,9 @@ impl Simulator {
         let Some(tcp) = self.flows[flow as usize].tcp.as_mut() else {
             return;
         };
-        let armed = &mut tcp.timers[side as usize];
-        if armed.gen != gen || armed.at.is_none() {
+        if !tcp.timers[side as usize].fire(gen) {
             return;
         }
-        armed.at = None;
         let spec = &self.sc.flows[flow as usize];
         let node = if side == 0 {
             tcp.sender.handle_timeout(now);
@@ -858,15 +818,109 @@ impl Simulator {
         } else {
             tcp.receiver.poll_timeout()
         };
-        let armed = &mut tcp.timers[side as usize];
-        if armed.at != want {
-            armed.gen = armed.gen.wrapping_add(1);
-            armed.at = want;
-            if let Some(t) = want {
-                let gen = armed.gen;
-                self.q.schedule(t.max(now), Event::TcpTimer { flow, side, gen });
+        if let Some((t, gen)) = tcp.timers[side as usize].rearm(want) {
+            self.q.schedule(t.max(now), Event::TcpTimer { flow, side, gen });
+        }
+    }
+
+    // ---- routing ----------------------------------------------------------
+
+    /// Runs `f` on the routing layer, carries out its actions at `node`
+    /// and re-arms the node's routing timer.
+    fn with_routing<R>(
+        &mut self,
+        now: SimTime,
+        node: u32,
+        out: &mut Vec<MacAction>,
+        f: impl FnOnce(&mut Routing, &mut Vec<RoutingAction>) -> R,
+    ) -> R {
+        let mut acts = std::mem::take(&mut self.routing_scratch);
+        let r = f(&mut self.routing, &mut acts);
+        for a in acts.drain(..) {
+            match a {
+                RoutingAction::Send {
+                    packet,
+                    next_hop,
+                    jitter,
+                } => {
+                    let id = self.packets.create(packet);
+                    if jitter == Duration::ZERO {
+                        self.enqueue(now, node, id, next_hop, out);
+                    } else {
+                        self.q.schedule(now + jitter, Event::RoutingJitter { node, packet: id });
+                    }
+                }
+                RoutingAction::Forward { packet, next_hop } => self.enqueue(now, node, packet, next_hop, out),
+                RoutingAction::Drop { packet, cause } => {
+                    self.packets.drop_packet(packet, cause);
+                }
             }
         }
+        self.routing_scratch = acts;
+        if let Some((t, gen)) = self.routing.rearm(node) {
+            self.q.schedule(t.max(now), Event::RoutingTimer { node, gen });
+        }
+        r
+    }
+
+    /// The MAC gave up on `id` towards `next_hop` under a routing protocol
+    /// that repairs (RFC 3561 §6.11): routing learns the link broke, and
+    /// packets still queued for that neighbour are routed afresh (own
+    /// packets wait for a new route, forwarded ones are dropped).
+    fn route_tx_failed(&mut self, now: SimTime, node: u32, id: u32, next_hop: u32, out: &mut Vec<MacAction>) {
+        let p = *self.packets.get(id);
+        // The next hop already has a data packet whose ACK was lost, or a
+        // routing packet failed: only the link is news.
+        let link_only = self.packets.is_handed_over(id) || p.body.routing_message().is_some();
+        if link_only {
+            self.packets.drop_packet(id, DropCause::MacRetry);
+        }
+        let back = self.with_routing(now, node, out, |r, acts| {
+            r.handle_tx_failed(now, node, id, &p, link_only, next_hop, acts)
+        });
+        if let Some(id) = back {
+            self.packets.drop_packet(id, DropCause::MacRetry);
+        }
+        let stranded = self.nodes[node as usize].queue.remove_for_next_hop(now, next_hop);
+        for q in stranded {
+            let p = *self.packets.get(q.packet);
+            if p.is_control() {
+                self.packets.drop_packet(q.packet, DropCause::NoRoute);
+            } else if let Some(nh) = self.with_routing(now, node, out, |r, acts| r.route(now, node, q.packet, &p, acts))
+            {
+                self.enqueue(now, node, q.packet, nh, out);
+            }
+        }
+    }
+
+    // ---- schemes ----------------------------------------------------------
+
+    fn scheme_timer(&mut self, now: SimTime, node: u32, scheme: u8, kind: u8) {
+        let mut acts = std::mem::take(&mut self.scheme_scratch);
+        let view = View {
+            nodes: &self.nodes,
+            channel: &self.channel,
+            flows: &self.sc.flows,
+            end: self.sc.duration,
+        };
+        self.schemes.on_timer(now, node, scheme, kind, &view, &mut acts);
+        self.scheme_actions(now, acts);
+    }
+
+    /// Carries out what schemes asked for, then keeps the buffer.
+    fn scheme_actions(&mut self, now: SimTime, mut acts: Vec<SchemeAction>) {
+        for a in acts.drain(..) {
+            match a {
+                SchemeAction::SetTimer { node, scheme, kind, at } => {
+                    self.q.schedule(at, Event::SchemeTimer { node, scheme, kind });
+                }
+                SchemeAction::Send { node, packet, next_hop } => {
+                    let id = self.packets.create(packet);
+                    self.with_out(node, |s, out| s.enqueue(now, node, id, next_hop, out));
+                }
+            }
+        }
+        self.scheme_scratch = acts;
     }
 
     // ---- mobility ---------------------------------------------------------
@@ -910,7 +964,15 @@ impl Simulator {
                 n.nav_at_bin = nav;
             }
         }
-        self.neighborhood_bin();
+        if !self.schemes.is_empty() {
+            let view = View {
+                nodes: &self.nodes,
+                channel: &self.channel,
+                flows: &self.sc.flows,
+                end: self.sc.duration,
+            };
+            self.schemes.on_bin(now, &view);
+        }
         for (fs, tr) in self.flows.iter().zip(self.traces.tcp.iter_mut()) {
             if let (Some(tcp), Some(tr)) = (&fs.tcp, tr.as_mut()) {
                 tr.cwnd_pkts.push(tcp.sender.cwnd_pkts());
@@ -972,23 +1034,15 @@ impl Simulator {
         mac.retry_drops = self.nodes.iter().map(|n| n.mac.stats.retry_drops).sum();
         mac.duplicates = self.nodes.iter().map(|n| n.mac.stats.duplicates).sum();
         let l = &self.packets.ledger;
-        let mut routing = RoutingSummary {
-            protocol: self.sc.file.routing.protocol.clone(),
-            ..RoutingSummary::default()
+        let routing = self.routing.summary(self.sc.file.routing.protocol.clone());
+        let mut schemes = SchemeSections::default();
+        let view = View {
+            nodes: &self.nodes,
+            channel: &self.channel,
+            flows: &self.sc.flows,
+            end: self.sc.duration,
         };
-        for a in self.nodes.iter().filter_map(|n| n.aodv.as_ref()) {
-            let c = a.counters();
-            routing.control_packets += a.control_packets_sent();
-            routing.control_bytes += c.control_bytes;
-            for (k, v) in [
-                ("rreq", c.rreq_originated + c.rreq_forwarded),
-                ("rrep", c.rrep_originated + c.rrep_forwarded),
-                ("rerr", c.rerr_sent),
-                ("hello", c.hello_sent),
-            ] {
-                *routing.by_type.entry(k).or_default() += v;
-            }
-        }
+        self.schemes.summary(&view, &mut schemes);
         Summary {
             name: self.sc.name.clone(),
             seed: self.sc.seed,
@@ -1012,14 +1066,14 @@ impl Simulator {
             },
             routing,
             nodes: self.nodes.len(),
-            nred: self.nred_summary(),
-            neighborhood: self.neighborhood_summary(),
             simulator: format!("manetfair {}", env!("CARGO_PKG_VERSION")),
+            schemes,
         }
     }
 
     pub fn traces(&self) -> Traces {
         let mut t = self.traces.clone();
+        self.schemes.traces(&mut t);
         let bins = self.flows.first().map(|f| f.bins.len()).unwrap_or(self.n_bins);
         t.time_s = (0..bins).map(|i| i as f64 * BIN.as_secs_f64()).collect();
         t.flow_throughput_kbps = self

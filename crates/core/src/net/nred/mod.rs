@@ -9,6 +9,7 @@
 pub mod dnpd;
 pub mod ncd;
 pub mod ncn;
+pub mod scheme;
 
 use crate::time::{Duration, SimTime};
 use dnpd::Dnpd;
