@@ -177,6 +177,19 @@ impl InterfaceQueue {
         Ok(())
     }
 
+    /// Puts back at the head a packet the MAC had taken and gives back
+    /// (an MSDU of its second slot that failed with retries left). It was
+    /// admitted once, so no admission test runs and the capacity may be
+    /// exceeded by the packets the MAC held.
+    pub fn push_front(&mut self, now: SimTime, q: Queued) {
+        self.account(now);
+        if q.control {
+            self.control.push_front(q);
+        } else {
+            self.data.push_front(q);
+        }
+    }
+
     /// The next packet `select` admits, control packets first.
     pub fn dequeue(&mut self, now: SimTime, select: Select) -> Option<Queued> {
         self.account(now);

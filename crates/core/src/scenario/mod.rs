@@ -149,13 +149,8 @@ pub struct FlowSpec {
     pub route: Option<Vec<u32>>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct RadioParams {
-    pub tx_range_m: f64,
-    pub cs_range_m: f64,
-    pub capture_db: f64,
-    pub lock_on_sensed: bool,
-}
+/// The resolved `[radio]` table.
+pub type RadioParams = crate::phy::PhyConfig;
 
 /// A validated scenario, with node indices 0..n and every value resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -225,6 +220,48 @@ fn fmt_list(xs: &[&str]) -> String {
 fn rate(key: &str, mbps: f64) -> Result<Rate> {
     Rate::from_mbps(mbps)
         .ok_or_else(|| ScenarioError::new(key, format!("{mbps} is not an 802.11b rate; allowed: 1, 2, 5.5, 11")))
+}
+
+/// The radio's ranges per rate and its interference reach; the link rates
+/// are those of the MAC's unicast exchange.
+fn resolve_radio(r: &file::RadioFile, dcf: &DcfConfig) -> Result<RadioParams> {
+    let mut p = RadioParams::with_ranges(r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
+    p.lock_on_sensed = r.lock_on_sensed;
+    p.link_rates = [dcf.data_rate, dcf.basic_rate, dcf.ack_rate].into_iter().collect();
+    for (name, &range) in r.tx_range_by_rate_m.iter().flatten() {
+        let key = format!("radio.tx_range_by_rate_m.\"{name}\"");
+        let rate = name.parse::<f64>().ok().and_then(Rate::from_mbps).ok_or_else(|| {
+            ScenarioError::new(
+                &key,
+                format!("\"{name}\" is not an 802.11b rate; allowed: \"1\", \"2\", \"5.5\", \"11\""),
+            )
+        })?;
+        positive(&key, range)?;
+        if range > r.cs_range_m {
+            return Err(ScenarioError::new(
+                key,
+                format!(
+                    "{range} is beyond radio.cs_range_m = {}; carrier sense must reach at least as far as decoding",
+                    r.cs_range_m
+                ),
+            ));
+        }
+        p.rate_range_m[rate.index()] = range;
+    }
+    if let Some(d) = r.interference_range_m {
+        positive("radio.interference_range_m", d)?;
+        if d < r.cs_range_m {
+            return Err(ScenarioError::new(
+                "radio.interference_range_m",
+                format!(
+                    "{d} is below radio.cs_range_m = {}; signals must reach at least as far as carrier sense",
+                    r.cs_range_m
+                ),
+            ));
+        }
+        p.interference_range_m = d;
+    }
+    Ok(p)
 }
 
 /// Parses and validates; `seed` and `duration_s` override the file.
@@ -355,6 +392,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
             None => basic_rate,
         },
     };
+    let radio_params = resolve_radio(r, &dcf)?;
 
     file.tcp.validate().map_err(|e| split_key_error("tcp", &e))?;
     file.onoff.validate().map_err(|e| split_key_error("onoff", &e))?;
@@ -415,8 +453,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
     };
 
     // Connectivity over the transmission range, for static routes.
-    let channel =
-        crate::phy::channel::Channel::new(positions.clone(), r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
+    let channel = crate::phy::channel::Channel::new(positions.clone(), &radio_params);
     let adj = channel.rx_adjacency();
 
     let mut flows = Vec::with_capacity(file.flows.len());
@@ -574,12 +611,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         node_ids,
         file_order,
         positions,
-        radio: RadioParams {
-            tx_range_m: r.tx_range_m,
-            cs_range_m: r.cs_range_m,
-            capture_db: r.capture_threshold_db,
-            lock_on_sensed: r.lock_on_sensed,
-        },
+        radio: radio_params,
         dcf,
         queue,
         queue_capacity: m.queue_capacity_pkts as usize,
