@@ -129,8 +129,10 @@ def run_prepared(
     pcap: str | os.PathLike[str] | None = None,
     *,
     progress_events: bool = False,
+    **core_options: Any,
 ) -> RunResult:
     """Runs a Scenario as it is (seed, duration and overrides already applied). With
-    `progress_events`, `progress` receives (now_s, duration_s, events)."""
-    summary_json, traces_json = sc.run_in_core(progress, pcap, progress_events)
+    `progress_events`, `progress` receives (now_s, duration_s, events); `core_options`
+    (trace_path, trace_nodes, trace_flows, trace_events) go to the core."""
+    summary_json, traces_json = sc.run_in_core(progress, pcap, progress_events, **core_options)
     return RunResult(json.loads(summary_json), json.loads(traces_json), sc)

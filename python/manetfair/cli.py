@@ -14,13 +14,15 @@ import math
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from manetfair.errors import InputError
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+TRACE_EVENTS = ("enqueue", "dequeue", "tx_start", "tx_end", "rx_ok", "rx_lost", "drop")
 
 
 def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
@@ -91,7 +93,49 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write every frame put on the air to FILE (pcap, 802.11 + radiotap)",
     )
+    r.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE",
+        help="write every packet event to FILE: JSON lines, or Parquet if FILE ends "
+        "in .parquet (docs/trace.md)",
+    )
+    r.add_argument(
+        "--trace-node",
+        type=int,
+        action="append",
+        metavar="ID",
+        help="trace only this node (repeatable)",
+    )
+    r.add_argument(
+        "--trace-flow",
+        type=_nonneg_int,
+        action="append",
+        metavar="F",
+        help="trace only this flow (repeatable)",
+    )
+    r.add_argument(
+        "--trace-event",
+        action="append",
+        choices=TRACE_EVENTS,
+        metavar="KIND",
+        help=f"trace only this kind of event (repeatable): {', '.join(TRACE_EVENTS)}",
+    )
+    r.add_argument(
+        "--view",
+        type=Path,
+        metavar="FILE.html",
+        help="also write a self-contained HTML animation of the run (as `manetfair view`)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    v = sub.add_parser("view", help="write an HTML animation of one run")
+    v.add_argument("file", metavar="FILE.toml")
+    v.add_argument("--out", type=Path, metavar="FILE.html", help="default: FILE.html beside it")
+    v.add_argument("--seed", type=_nonneg_int, help="override the file's seed")
+    v.add_argument("--duration", type=_positive_float, metavar="S", help="override duration_s")
+    v.add_argument("--param", action="append", default=[], metavar="KEY.PATH=VALUE")
+    v.add_argument("--quiet", action="store_true", help="no progress bar")
 
     c = sub.add_parser("check", help="validate a scenario without running it")
     c.add_argument("file", metavar="FILE.toml")
@@ -192,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
+        "view": cmd_view,
         "check": cmd_check,
         "experiments": cmd_experiments,
         "examples": cmd_examples,
@@ -257,16 +302,43 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from manetfair.api import prepare, run_prepared
+    from manetfair.api import RunResult, prepare, run_prepared
     from manetfair.progress import run_progress
+    from manetfair.trace import TraceTarget
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()  # bad input fails here, before a progress bar appears
-    if _want_bar(args):
-        with run_progress() as progress:
-            result = run_prepared(sc, progress, args.pcap, progress_events=True)
-    else:
-        result = run_prepared(sc, None, args.pcap)
+    if args.view is not None and args.trace is not None:
+        raise InputError("run: --view and --trace each trace the run; give one of them")
+    filters = (args.trace_node, args.trace_flow, args.trace_event)
+    if args.trace is None and any(filters):
+        raise InputError("run: --trace-node, --trace-flow and --trace-event need --trace FILE")
+    options: dict[str, Any] = {}
+    trace = TraceTarget(args.trace) if args.trace is not None else None
+    if trace is not None:
+        options = {
+            "trace_path": str(trace.core_path),
+            "trace_nodes": args.trace_node,
+            "trace_flows": args.trace_flow,
+            "trace_events": args.trace_event,
+        }
+    with _maybe_progress(args, run_progress) as progress:
+        if args.view is not None:
+            from manetfair.view import write_view
+
+            summary_json, traces_json = write_view(
+                sc, args.view, progress, progress_events=progress is not None, pcap=args.pcap
+            )
+            result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
+        else:
+            result = run_prepared(
+                sc, progress, args.pcap, progress_events=progress is not None, **options
+            )
+    if trace is not None:
+        trace.finish()
+        _log(args, f"wrote {args.trace}")
+    if args.view is not None:
+        _log(args, f"wrote {args.view}")
     if args.pcap is not None:
         _log(args, f"wrote {args.pcap}")
     if args.out is not None:
@@ -276,6 +348,29 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(result.summary))
     else:
         _print_summary(result.summary, sys.stdout)
+    return EXIT_OK
+
+
+@contextmanager
+def _maybe_progress(args: argparse.Namespace, factory: Any) -> Iterator[Any]:
+    if _want_bar(args):
+        with factory() as progress:
+            yield progress
+    else:
+        yield None
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from manetfair.api import prepare
+    from manetfair.progress import run_progress
+    from manetfair.view import write_view
+
+    sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
+    sc.canonical_json()
+    out = args.out if args.out is not None else Path(args.file).with_suffix(".html")
+    with _maybe_progress(args, run_progress) as progress:
+        write_view(sc, out, progress, progress_events=progress is not None)
+    print(out)
     return EXIT_OK
 
 
