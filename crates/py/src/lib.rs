@@ -94,10 +94,7 @@ fn run_scenario(
             for name in trace_events.unwrap_or_default() {
                 kinds.push(TraceKind::from_name(&name).ok_or_else(|| {
                     let allowed: Vec<&str> = TraceKind::ALL.iter().map(|k| k.name()).collect();
-                    PyValueError::new_err(format!(
-                        "unknown trace event {name:?}; allowed: {}",
-                        allowed.join(", ")
-                    ))
+                    PyValueError::new_err(format!("unknown trace event {name:?}; allowed: {}", allowed.join(", ")))
                 })?);
             }
             sim.enable_trace(TraceFilter {

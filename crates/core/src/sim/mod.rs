@@ -385,7 +385,9 @@ impl Simulator {
         }
         let packet = frame.msdu.map(|m| *self.packets.get(m.packet));
         if let Some(t) = self.trace.as_mut() {
-            let ev = TraceEvent::new(TraceKind::TxStart, node).frame(&frame).packet(packet.as_ref());
+            let ev = TraceEvent::new(TraceKind::TxStart, node)
+                .frame(&frame)
+                .packet(packet.as_ref());
             t.record(now, ev);
         }
         let mut pcap_ticket = None;
@@ -550,7 +552,12 @@ impl Simulator {
     fn tx_end(&mut self, now: SimTime, node: u32, air: u32) {
         if let Some(t) = self.trace.as_mut() {
             let a = &self.air[air as usize];
-            t.record(now, TraceEvent::new(TraceKind::TxEnd, node).frame(&a.frame).packet(a.packet.as_ref()));
+            t.record(
+                now,
+                TraceEvent::new(TraceKind::TxEnd, node)
+                    .frame(&a.frame)
+                    .packet(a.packet.as_ref()),
+            );
         }
         self.nodes[node as usize].radio.end_tx(now);
         self.mac_call(node, None, |m, out| m.handle_tx_end(now, out));
@@ -647,7 +654,12 @@ impl Simulator {
             if let Some(q) = n.queue.dequeue(now, Select::Any) {
                 if let Some(t) = self.trace.as_mut() {
                     let p = self.packets.get(q.packet);
-                    t.record(now, TraceEvent::new(TraceKind::Dequeue, node).packet(Some(p)).peer(q.next_hop));
+                    t.record(
+                        now,
+                        TraceEvent::new(TraceKind::Dequeue, node)
+                            .packet(Some(p))
+                            .peer(q.next_hop),
+                    );
                 }
                 let msdu = Msdu {
                     packet: q.packet,
@@ -728,7 +740,10 @@ impl Simulator {
         }
         if let Some(t) = self.trace.as_mut() {
             let p = self.packets.get(id);
-            t.record(now, TraceEvent::new(TraceKind::Enqueue, node).packet(Some(p)).peer(next_hop));
+            t.record(
+                now,
+                TraceEvent::new(TraceKind::Enqueue, node).packet(Some(p)).peer(next_hop),
+            );
         }
         self.feed_mac(now, node, out);
     }

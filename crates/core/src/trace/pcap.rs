@@ -120,7 +120,11 @@ impl PcapWriter {
         fr.clear();
         // Radiotap: version, pad, length, present = Flags | Rate | Channel
         // (| dBm antenna signal | dBm antenna noise, when the power is known).
-        let (len, present) = if rx_power_w.is_some() { (16u8, 0x6eu32) } else { (14, 0x0e) };
+        let (len, present) = if rx_power_w.is_some() {
+            (16u8, 0x6eu32)
+        } else {
+            (14, 0x0e)
+        };
         fr.extend_from_slice(&[0, 0, len, 0]);
         fr.extend_from_slice(&present.to_le_bytes());
         fr.push(0); // flags: no FCS at the end
@@ -387,7 +391,10 @@ mod tests {
         // Two records of 16 radiotap bytes: -60 dBm, -101 dBm noise; the first has a bad FCS.
         assert_eq!((u32le(&b, 0), u32le(&b, 8)), (0, 16 + 10));
         assert_eq!(&b[16..24], &[0, 0, 16, 0, 0x6e, 0, 0, 0]);
-        assert_eq!((b[24] & FLAG_BAD_FCS, b[30] as i8, b[31] as i8), (FLAG_BAD_FCS, -60, -101));
+        assert_eq!(
+            (b[24] & FLAG_BAD_FCS, b[30] as i8, b[31] as i8),
+            (FLAG_BAD_FCS, -60, -101)
+        );
         let second_at = 16 + 26;
         assert_eq!(u32le(&b, second_at), 0);
         assert_eq!(u32le(&b, second_at + 4), 2);
