@@ -59,6 +59,7 @@ def reproduce(
     simulate: Simulate = simulate_with_core,
     on_done: Callable[[RunOutcome, int, int], None] | None = None,
     availability: Mapping[str, tuple[bool, str]] | None = None,
+    max_memory: int | None = None,
     **options: Any,
 ) -> list[ExperimentResult]:
     """Runs every available experiment's sweep as one batch (so `jobs` workers stay busy
@@ -84,6 +85,7 @@ def reproduce(
         simulate=simulate,
         on_done=on_done,
         experiment_quick=quick,
+        max_memory=max_memory,
         **options,
     )
     for owner, outcome in zip(owners, outcomes):

@@ -37,7 +37,7 @@ def write_view(
         summary_json, traces_json = sc.run_in_core(
             progress,
             pcap,
-            progress_events,
+            progress_events=progress_events,
             trace_path=str(trace),
             trace_events=FRAME_EVENTS,
             positions_path=str(positions),
