@@ -147,7 +147,7 @@ impl Simulator {
         let n = sc.positions.len();
         let nodes = (0..n)
             .map(|i| NodeStack {
-                radio: Radio::from_config(&sc.radio, &th),
+                radio: Radio::from_config(&sc.radio, &th, stream(sc.seed, i as u64, Purpose::Reception)),
                 mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: match sc.queue {
                     QueueKind::Red => InterfaceQueue::with_red(
@@ -550,13 +550,16 @@ impl Simulator {
     }
 
     fn signal_end(&mut self, now: SimTime, node: u32, air: u32) {
-        let res = self.nodes[node as usize].radio.signal_end(now, air);
+        let end = self.nodes[node as usize].radio.signal_end(now, air);
+        if let Some((lost, why)) = end.lost {
+            self.count_collision(now, node, lost, why);
+        }
         if let (Some(w), Some(ticket)) = (self.pcap.as_mut(), self.air[air as usize].pcap_ticket) {
             if self.air[air as usize].frame.rx == node {
-                w.resolve(ticket, matches!(res, Some(RxEnd::Ok(_))));
+                w.resolve(ticket, matches!(end.rx, Some(RxEnd::Ok(_))));
             }
         }
-        match res {
+        match end.rx {
             Some(RxEnd::Ok(_)) => {
                 let frame = self.air[air as usize].frame;
                 if let Some(t) = self.trace.as_mut() {
