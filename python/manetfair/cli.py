@@ -204,6 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
     rp.add_argument("--quiet", action="store_true", help="no progress or per-run log lines")
     _backend_args(rp)
+    rp.add_argument(
+        "--reception",
+        choices=["threshold", "sinr"],
+        default="threshold",
+        help="reception model of every run: threshold capture as the papers' ns-2 "
+        "(default) or SINR as ns-3 (docs/models.md); the report puts both side by side",
+    )
     rp.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
 
     sw = sub.add_parser("sweep", help="run a scenario over a parameter grid and seeds")
@@ -604,6 +611,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 jobs=args.jobs or default_jobs(),
                 availability=availability,
                 max_memory=args.max_memory,
+                reception=args.reception,
                 **options,
             )
         finally:
