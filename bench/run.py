@@ -1331,6 +1331,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if rec.status == "timeout" and not sc.fidelity and not sc.watch:
                     overran[sim] = min(overran.get(sim, sc.nodes), sc.nodes)
                 records[(sim, sc.key)].append(rec)
+    if args.report_only and not any(records.values()):
+        print(
+            f"run.py: --report-only found no stored runs under {OUT_DIR}; "
+            f"{RESULTS_MD} is left as it is",
+            file=sys.stderr,
+        )
+        return 1
     plot_scaling(scenarios, records, args.timeout)
     history = read_watch()
     if not args.report_only:

@@ -224,3 +224,14 @@ def test_watch_history_compares_the_latest_run_with_the_one_before() -> None:
     assert "-20.0 %" in "\n".join(run.watch_lines([sc], history))
     # A scenario without a finished run adds nothing.
     assert run.update_watch([sc], {}, "v3", history) == history
+
+
+def test_report_only_without_stored_runs_keeps_results_md(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = tmp_path / "RESULTS.md"
+    results.write_text("committed report\n")
+    monkeypatch.setattr(run, "OUT_DIR", tmp_path / "out")
+    monkeypatch.setattr(run, "RESULTS_MD", results)
+    assert run.main(["--report-only", "--quick"]) == 1
+    assert results.read_text() == "committed report\n"
