@@ -378,7 +378,9 @@ impl InterfaceQueue {
             Scheduler::Fifo => self.data.iter().position(|q| !blocked(q)),
             Scheduler::RoundRobin => {
                 let mut seen: Vec<u64> = Vec::new();
-                let (mut after, mut lowest): (Option<(u64, usize)>, Option<(u64, usize)>) = (None, None);
+                // (key, index) of the next flow after the cursor, and of the lowest.
+                let mut after: Option<(u64, usize)> = None;
+                let mut lowest: Option<(u64, usize)> = None;
                 for (i, q) in self.data.iter().enumerate() {
                     let k = key(q);
                     if seen.contains(&k) {

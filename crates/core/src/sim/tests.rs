@@ -214,7 +214,7 @@ mod properties {
                             "flow {label} towards {hop} blocked {since:?}..{until:?} at {t:?}");
                     }
                 }
-                t = t + Duration::from_millis(50);
+                t += Duration::from_millis(50);
             }
             // Every packet is accounted for.
             prop_assert!(sim.ledger_balanced());
@@ -441,7 +441,7 @@ start_s = 1.1
                 worst = worst.max(sim.opet_count(node, label));
             }
         }
-        t = t + Duration::from_millis(10);
+        t += Duration::from_millis(10);
     }
     assert!(worst <= 1, "a relay held {worst} packets of one flow (q_bp = 1)");
     assert!(sim.ledger_balanced(), "{:?}", sim.packets.ledger);
