@@ -72,7 +72,9 @@ def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text[:40]!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, not {text[:40]!r}"
+        ) from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text}")
     return value
@@ -502,7 +504,7 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
             continue
         held, total = r.holds_count()
         out.write(
-            f"\n{r.experiment.id} ({r.experiment.paper}, {r.experiment.figure}): "
+            f"\n{r.experiment.id} ({r.experiment.title}): "
             f"{held}/{total} claims hold, {len(r.outcomes)} runs\n"
         )
         width = max((len(v.what) for v in r.verdicts), default=5)

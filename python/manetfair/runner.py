@@ -171,7 +171,11 @@ def execute(
     work = [(indices, specs[indices[0]]) for indices in pending.values()]
     for indices, result in _simulate_all(work, simulate, jobs):
         if isinstance(result, Exception):
-            why = str(result) if isinstance(result, WorkerError) else f"{type(result).__name__}: {result}"
+            why = (
+                str(result)
+                if isinstance(result, WorkerError)
+                else f"{type(result).__name__}: {result}"
+            )
             failures.append(RunFailure(specs[indices[0]], why))
         else:
             store_result(indices, *result)
@@ -249,7 +253,9 @@ class WorkerPool:
                         indices, text, origin = queue.pop()
                         conn.send((text, origin))
                         busy[slot] = indices
-                ready = set(wait([workers[s][1] for s in busy] + [workers[s][0].sentinel for s in busy]))
+                ready = set(
+                    wait([workers[s][1] for s in busy] + [workers[s][0].sentinel for s in busy])
+                )
                 for slot in list(busy):
                     proc, conn = workers[slot]
                     if conn in ready:
@@ -265,8 +271,13 @@ class WorkerPool:
                         proc.join(1)
                         indices = busy.pop(slot)
                         code = proc.exitcode
-                        how = f"signal {-code}" if code is not None and code < 0 else f"status {code}"
-                        yield indices, WorkerDied(f"the worker process died ({how}) during this run")
+                        how = (
+                            f"signal {-code}" if code is not None and code < 0 else f"status {code}"
+                        )
+                        yield (
+                            indices,
+                            WorkerDied(f"the worker process died ({how}) during this run"),
+                        )
                         conn.close()
                         workers[slot] = self._start()
         finally:
