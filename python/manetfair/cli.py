@@ -634,7 +634,7 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
             continue
         held, total = r.holds_count()
         out.write(
-            f"\n{r.experiment.id} ({r.experiment.paper}, {r.experiment.figure}): "
+            f"\n{r.experiment.id} ({r.experiment.title}): "
             f"{held}/{total} claims hold, {len(r.outcomes)} runs\n"
         )
         width = max((len(v.what) for v in r.verdicts), default=5)
