@@ -31,6 +31,16 @@ pub struct MacSummary {
     /// Quick-exchange's counters, with `[mac.quick_exchange]` enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qe: Option<QuickExchangeSummary>,
+    /// Fast-forward's counters, with `[mac.fast_forward]` enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ff: Option<FastForwardSummary>,
+}
+
+/// Fast-forward (Berger et al. §3.2).
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct FastForwardSummary {
+    /// ACK-RTS frames sent.
+    pub attempted: u64,
 }
 
 /// Quick-exchange (Berger et al. §3.1), counted at the RTS receivers.
@@ -73,7 +83,14 @@ pub struct Summary {
     pub events: u64,
     pub flows: Vec<FlowSummary>,
     pub aggregate_kbps: f64,
+    /// Jain's index over the flows' `throughput_kbps` (1 for one flow).
     pub jain_index: f64,
+    /// Osipov and Tschudin's unfairness index u (eq. 4) over the flows'
+    /// `throughput_kbps`, with an equal share of `aggregate_kbps` as every
+    /// flow's optimum (`metrics::equal_share_unfairness`): 0 is fair, and
+    /// Jain = 1 / (1 + u²). Absent for fewer than two flows or nothing delivered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unfairness_index: Option<f64>,
     pub mac: MacSummary,
     pub drops: BTreeMap<&'static str, u64>,
     pub ledger: LedgerSummary,
