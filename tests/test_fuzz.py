@@ -165,7 +165,11 @@ def scenario_text(draw: st.DrawFn) -> str:
     cut = draw(st.one_of(st.none(), st.none(), st.none(), cuts))
     if cut is not None:
         at, n = cut
-        text = text[:at] + text[at + n :] if draw(st.booleans()) else text[:at] + text[at:][:n] + text[at:]
+        text = (
+            text[:at] + text[at + n :]
+            if draw(st.booleans())
+            else text[:at] + text[at:][:n] + text[at:]
+        )
     return text
 
 

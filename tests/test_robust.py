@@ -116,7 +116,10 @@ def test_a_worker_that_dies_fails_only_its_run():
 ZERO_STEPS = {
     "nred_t_interval": (CHAIN + "[nred]\nt_interval_s = 1e-10\n", "nred.t_interval_s"),
     "nred_t_ncn": (CHAIN + "[nred]\nt_ncn_s = 1e-10\n", "nred.t_ncn_s"),
-    "mobility_update": (CHAIN + "[mobility]\nupdate_interval_s = 1e-10\n", "mobility.update_interval_s"),
+    "mobility_update": (
+        CHAIN + "[mobility]\nupdate_interval_s = 1e-10\n",
+        "mobility.update_interval_s",
+    ),
     "aodv_hello": (
         CHAIN + '[routing]\nprotocol = "aodv"\n[routing.aodv]\nhello_enabled = true\n'
         "hello_interval_ms = 1e-7\n",
@@ -201,7 +204,7 @@ def test_ctrl_c_and_signal_handlers_stop_a_run_from_python(tmp_path):
 # --- 3. check itself exhausting memory ---------------------------------------------------
 
 WAYPOINT = (
-    "duration_s = 10.0\n[topology]\nkind = \"random\"\nnodes = 2\nwidth_m = 1.0\n"
+    'duration_s = 10.0\n[topology]\nkind = "random"\nnodes = 2\nwidth_m = 1.0\n'
     "height_m = 1.0\n[mobility.random_waypoint]\nspeed_max_mps = {speed}\n"
 )
 HEAPS = {
@@ -210,7 +213,7 @@ HEAPS = {
     "waypoint_3e8_mps": (WAYPOINT.format(speed="3e8"), "mobility"),
     "20000_nodes_in_1_m2": (
         (
-            "duration_s = 10.0\n[topology]\nkind = \"random\"\nnodes = 20000\nwidth_m = 1.0\n"
+            'duration_s = 10.0\n[topology]\nkind = "random"\nnodes = 20000\nwidth_m = 1.0\n'
             "height_m = 1.0\n"
         ),
         "topology",
@@ -364,7 +367,10 @@ NUMBERS = [
     (["run", "{nan_seed}"], "seed"),
     (["reproduce", "--seeds", str(2**70)], "--seeds"),
     (["sweep", "{pair}", "--param", "flow.0.rate_kbps=1", "--seeds", str(2**70)], "--seeds"),
-    (["sweep", "{pair}", "--param", "flow.0.rate_kbps=1", "--seeds", "1", "--jobs", "9999"], "--jobs"),
+    (
+        ["sweep", "{pair}", "--param", "flow.0.rate_kbps=1", "--seeds", "1", "--jobs", "9999"],
+        "--jobs",
+    ),
 ]
 
 
