@@ -8,6 +8,7 @@ JSON document goes to stdout; progress and logs go to stderr.
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import json
 import math
@@ -289,10 +290,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from manetfair import _core
 
     batch = args.command in ("reproduce", "sweep")
-    previous = _terminate_gracefully()
+    stopped: list[int] = []
+    previous = _stop_on_signals(stopped)
+    stdout = sys.stdout
+    sys.stdout = _GuardedStdout(stdout)
     try:
         code = handlers[args.command](args)
-        _flush_stdout()
+        sys.stdout.flush()
         return code
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, and keep Python from
@@ -306,16 +310,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err("the input is nested too deeply (a scenario's tables and arrays nest a few levels)")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as exc:
-        what = "terminated" if isinstance(exc, Terminated) else "interrupted"
-        detail = f": {exc}" if str(exc) else ""
-        kept = "; finished runs are kept in the results store" if batch else ""
-        _err(f"{what}{detail}{kept}")
-        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+        return _interrupted(str(exc), stopped, batch)
     except Exception as exc:  # noqa: BLE001 - exit 1 with one line, not a traceback
+        if stopped:
+            # The signal arrived inside a library call that reported it its own way
+            # (DuckDB: "Query interrupted"): the command was still interrupted.
+            return _interrupted("", stopped, batch)
         from manetfair.runner import BatchError
-        from manetfair.store import StoreBusyError
+        from manetfair.store import StoreBusyError, StoreWriteError
 
-        if isinstance(exc, (BatchError, StoreBusyError, OSError)):
+        if isinstance(exc, (BatchError, StoreBusyError, StoreWriteError, OSError)):
             _err(str(exc))
         else:
             _err(f"{type(exc).__name__}: {exc}")
@@ -325,29 +329,64 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("(set MANETFAIR_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_FAILURE
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        sys.stdout = stdout
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
-def _flush_stdout() -> None:
-    """Reports output that could not be written (a full disk under a redirection)."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise  # the reader went away: main() ends quietly
-    except OSError as exc:
-        # Whatever is still buffered is lost; keep the exit from failing on it again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise OSError(f"cannot write standard output: {exc.strerror or exc}") from None
+def _interrupted(detail: str, stopped: list[int], batch: bool) -> int:
+    terminated = signal.SIGTERM in stopped
+    what = "terminated" if terminated else "interrupted"
+    kept = "; finished runs are kept in the results store" if batch else ""
+    _err(f"{what}{': ' + detail if detail else ''}{kept}")
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
-def _terminate_gracefully() -> Any:
-    """SIGTERM stops the command as Ctrl-C does (workers stopped, finished runs kept,
-    nothing written half), then exits 143; returns the handler it replaced."""
+class _GuardedStdout(io.TextIOBase):
+    """Standard output whose write errors (a full disk under a redirection, a closed
+    pipe) say what could not be written; the rest of the output is then dropped, so
+    the exit does not fail on it a second time."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+
+    def _failed(self, exc: OSError) -> OSError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.inner.fileno())
+        except (OSError, ValueError):
+            pass
+        if isinstance(exc, BrokenPipeError):
+            return exc  # the reader went away: main() ends quietly
+        return OSError(f"cannot write standard output: {exc.strerror or exc}")
+
+    def write(self, text: str) -> int:
+        try:
+            return self.inner.write(text)
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self.inner.flush()
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def isatty(self) -> bool:
+        return self.inner.isatty()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+
+def _stop_on_signals(stopped: list[int]) -> dict[int, Any]:
+    """Ctrl-C (SIGINT) and SIGTERM stop the command: workers stopped, finished runs
+    kept, nothing written half; exit 130 or 143. Returns the handlers replaced."""
 
     def handler(signum: int, frame: Any) -> None:
-        raise Terminated()
+        stopped.append(signum)
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
-    return signal.signal(signal.SIGTERM, handler)
+    return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
 
 
 def _err(message: str) -> None:

@@ -279,12 +279,14 @@ fn run_scenario(
             out.write(&sim.take_trace())?;
         }
         if let Err(e) = py.check_signals() {
+            // Ctrl-C (or a subclass of KeyboardInterrupt) says how far the run got.
             if e.is_instance_of::<PyKeyboardInterrupt>(py) {
-                return Err(PyKeyboardInterrupt::new_err(format!(
+                let msg = format!(
                     "run interrupted at {:.3} s of {} s simulated; its results were not kept",
                     sim.now().as_secs_f64(),
                     end.as_secs_f64()
-                )));
+                );
+                e.value(py).setattr("args", (msg,))?;
             }
             return Err(e);
         }

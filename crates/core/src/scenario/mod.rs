@@ -83,7 +83,20 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
         Format::Toml => {
             // Syntax first, so that "not TOML" is told apart from a bad key.
             let _: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-                ScenarioError::new("", format!("not valid TOML: {}", one_line(&e.to_string())))
+                let at = e.span().map(|sp| {
+                    let before = &text[..sp.start.min(text.len())];
+                    let line = before.matches('\n').count() + 1;
+                    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                    format!(" (line {line}, column {column})")
+                });
+                ScenarioError::new(
+                    "",
+                    format!(
+                        "not valid TOML: {}{}",
+                        clip(&one_line(e.message())),
+                        at.unwrap_or_default()
+                    ),
+                )
             })?;
             let de = toml::Deserializer::new(text);
             serde_path_to_error::deserialize(de).map_err(|e| {
@@ -92,8 +105,8 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
                     .span()
                     .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
                 let msg = match line {
-                    Some(l) => format!("{} (line {l})", one_line(inner.message())),
-                    None => one_line(inner.message()),
+                    Some(l) => format!("{} (line {l})", clip(&one_line(inner.message()))),
+                    None => clip(&one_line(inner.message())),
                 };
                 path_error(e.path().to_string(), &msg)
             })
@@ -101,13 +114,21 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
             serde_path_to_error::deserialize(&mut de)
-                .map_err(|e| path_error(e.path().to_string(), &e.inner().to_string()))
+                .map_err(|e| path_error(e.path().to_string(), &clip(&e.inner().to_string())))
         }
     }
 }
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// At most 200 characters of a message that quotes the input.
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(200) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
 }
 
 fn path_error(path: String, msg: &str) -> ScenarioError {
