@@ -101,7 +101,9 @@ def run_ns3(binary: Path, text: str) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
         f.write(text)
         f.flush()
-        out = subprocess.run([str(binary), "run", f.name], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [str(binary), "run", f.name], capture_output=True, text=True, check=True
+        )
     return float(json.loads(out.stdout.strip().splitlines()[-1])["flows"][0]["throughput_kbps"])
 
 
@@ -131,7 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import run
 
         binary = run.build_ns3()
-    print("| chain | TCP | ns-3 kbit/s, mean (sd, range) | manetfair kbit/s, mean (sd, range) | ratio |")
+    print(
+        "| chain | TCP | ns-3 kbit/s, mean (sd, range) | manetfair kbit/s, mean (sd, range) | ratio |"
+    )
     print("| --- | --- | --- | --- | --- |")
     for hops in (int(h) for h in args.hops.split(",")):
         for tcp in VARIANTS:
@@ -139,7 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             ns3 = [run_ns3(binary, ns3_text(hops, tcp, s, args.duration)) for s in seeds]
             mf = [run_manetfair(manetfair_text(hops, tcp, s, args.duration)) for s in seeds]
             ratio = statistics.fmean(mf) / statistics.fmean(ns3)
-            print(f"| {hops} hop(s) | {tcp} | {spread(ns3)} | {spread(mf)} | {ratio:.3f} |", flush=True)
+            print(
+                f"| {hops} hop(s) | {tcp} | {spread(ns3)} | {spread(mf)} | {ratio:.3f} |",
+                flush=True,
+            )
     return 0
 
 
