@@ -8,7 +8,8 @@ mod events;
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
-use crate::mac::dcf::{Dcf, MacAction, Retries};
+use crate::mac::dcf::{Dcf, Forward, MacAction, Retries};
+use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
 use crate::metrics::jain_index;
 use crate::metrics::summary::{
@@ -28,6 +29,18 @@ use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
 use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 pub use events::Event;
+use rand::Rng;
+
+/// How far a bounded run step got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advance {
+    /// The event budget ran out before the requested time.
+    Paused,
+    /// Every event before the requested time ran; the run goes on.
+    Reached,
+    /// The run reached its end.
+    Done,
+}
 
 /// Width of every time-series bin (CONTRACT.md §3: 1 s bins).
 pub const BIN: Duration = Duration::from_millis(1000);
@@ -117,6 +130,10 @@ pub struct Simulator {
     /// Every frame put on the air, as pcap bytes (when enabled).
     pcap: Option<crate::trace::pcap::PcapWriter>,
     probe: Option<Probe>,
+    /// Fast-forward: per node, the coin's stream (empty when it is off),
+    /// and the node and next hop of the packet just taken in to be forwarded.
+    ff_rngs: Vec<rand_pcg::Pcg64Mcg>,
+    forwarded: Option<(u32, u32)>,
 }
 
 impl Simulator {
@@ -182,7 +199,8 @@ impl Simulator {
                     tcp,
                     onoff,
                     window_bytes: 0,
-                    bins: vec![0; n_bins],
+                    // Grows as the run goes: never sized from the duration up front.
+                    bins: Vec::new(),
                     sent: 0,
                     delivered: 0,
                     delay_sum: Duration::ZERO,
@@ -209,9 +227,9 @@ impl Simulator {
             .map(|f| matches!(f.transport, Transport::Tcp(_)).then(TcpTrace::default))
             .collect();
         if sc.node_series {
-            traces.queue_len_pkts = vec![Vec::with_capacity(n_bins); n];
-            traces.radio_busy_frac = vec![Vec::with_capacity(n_bins); n];
-            traces.nav_busy_frac = vec![Vec::with_capacity(n_bins); n];
+            traces.queue_len_pkts = vec![Vec::new(); n];
+            traces.radio_busy_frac = vec![Vec::new(); n];
+            traces.nav_busy_frac = vec![Vec::new(); n];
         }
         let mut sim = Simulator {
             q,
@@ -234,6 +252,14 @@ impl Simulator {
             movers,
             pcap: None,
             probe: None,
+            ff_rngs: if sc.dcf.fast_forward.enabled {
+                (0..sc.node_ids.len() as u64)
+                    .map(|i| stream(sc.seed, i, Purpose::FastForward))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            forwarded: None,
             sc,
         };
         let mut acts = Vec::new();
@@ -277,19 +303,32 @@ impl Simulator {
     /// Runs every event strictly before `min(until, end of run)`.
     /// Returns true once the run has reached its end.
     pub fn run_until(&mut self, until: SimTime) -> bool {
+        self.run_for(until, u64::MAX) == Advance::Done
+    }
+
+    /// As `run_until`, but returns after at most `max_events` events, so that
+    /// the caller can look for an interruption (Ctrl-C) even while simulated
+    /// time stands still.
+    pub fn run_for(&mut self, until: SimTime, max_events: u64) -> Advance {
         let stop = until.min(self.sc.duration);
+        let mut left = max_events;
         while let Some(t) = self.q.peek_time() {
             if t >= stop {
                 break;
             }
+            if left == 0 {
+                return Advance::Paused;
+            }
+            left -= 1;
             let (now, ev) = self.q.pop().expect("peeked");
             self.dispatch(now, ev);
         }
-        let done = stop >= self.sc.duration;
-        if done {
+        if stop >= self.sc.duration {
             self.finish();
+            Advance::Done
+        } else {
+            Advance::Reached
         }
-        done
     }
 
     pub fn run(&mut self) {
@@ -497,6 +536,7 @@ impl Simulator {
             MacAction::Transmit(frame) => self.start_tx(now, node, frame),
             MacAction::SetTimer { timer, at, gen } => self.q.schedule(at, Event::MacTimer { node, timer, gen }),
             MacAction::Deliver { msdu, from } => {
+                self.forwarded = None;
                 let air = air.expect("deliveries come from a decoded frame");
                 let a = &self.air[air as usize];
                 let mut copy = a.packet.expect("data frames carry a packet");
@@ -537,6 +577,7 @@ impl Simulator {
                     n.mac.offer_reverse(msdu, q.next_hop, Retries::default());
                 }
             }
+            MacAction::WantForward { .. } => self.fast_forward(now, node),
             MacAction::Requeue { msdu, next_hop, .. } => {
                 // Back at the head of the queue, without a second admission.
                 // Its retry counts are not kept yet: no queue entry carries them.
@@ -559,6 +600,48 @@ impl Simulator {
                     self.route_tx_failed(now, node, msdu.packet, next_hop, out);
                 }
                 self.feed_mac(now, node, out);
+            }
+        }
+    }
+
+    /// Fast-forward (Berger et al. §3.2): the packet `node` just took in
+    /// goes on at once if routing knew its next hop without discovery, the
+    /// coin (probability `p`) says so, and the policy finds a packet: the
+    /// MSDU in hand first, then the queue (`link`: for the same next hop;
+    /// `any`: the head).
+    fn fast_forward(&mut self, now: SimTime, node: u32) {
+        let Some((_, nh)) = self.forwarded.take().filter(|&(n, _)| n == node) else {
+            return;
+        };
+        let ff = self.sc.dcf.fast_forward;
+        if self.ff_rngs[node as usize].gen::<f64>() >= ff.p {
+            return;
+        }
+        let n = &mut self.nodes[node as usize];
+        let current = n.mac.current_msdu().map(|(_, h)| h);
+        match (current, ff.policy) {
+            (Some(h), FfPolicy::Any) if h != BROADCAST => n.mac.forward(Forward::Current),
+            (Some(h), FfPolicy::Link) if h == nh => n.mac.forward(Forward::Current),
+            (Some(_), FfPolicy::Any) => {}
+            (_, policy) => {
+                let select = match policy {
+                    FfPolicy::Link => Select::NextHop(nh),
+                    FfPolicy::Any => Select::Any,
+                };
+                if let Some(q) = n.queue.dequeue(now, select) {
+                    if q.next_hop == BROADCAST {
+                        n.queue.push_front(now, q);
+                        return;
+                    }
+                    let msdu = Msdu {
+                        packet: q.packet,
+                        bytes: q.bytes,
+                    };
+                    n.mac.forward(Forward::Queued {
+                        msdu,
+                        next_hop: q.next_hop,
+                    });
+                }
             }
         }
     }
@@ -621,6 +704,9 @@ impl Simulator {
         }
         let p = *self.packets.get(id);
         let next_hop = self.with_routing(now, node, out, |r, acts| r.route(now, node, id, &p, acts));
+        if let (Some(nh), Some(_)) = (next_hop, from) {
+            self.forwarded = Some((node, nh));
+        }
         if let Some(nh) = next_hop {
             self.enqueue(now, node, id, nh, out);
         }
@@ -683,7 +769,10 @@ impl Simulator {
             fs.window_bytes += delivered;
         }
         let bin = (now.as_nanos() / BIN.as_nanos()) as usize;
-        if bin < fs.bins.len() {
+        if bin < self.n_bins {
+            if bin >= fs.bins.len() {
+                fs.bins.resize(bin + 1, 0);
+            }
             fs.bins[bin] += delivered;
         }
     }
@@ -1010,6 +1099,9 @@ impl Simulator {
             if self.bin_start < self.sc.duration {
                 self.sample(self.sc.duration);
             }
+            for fs in &mut self.flows {
+                fs.bins.resize(self.n_bins, 0);
+            }
         }
     }
 
@@ -1074,8 +1166,15 @@ impl Simulator {
                 failed: sum(|s| s.qe_failed),
             });
         }
+        if self.sc.dcf.fast_forward.enabled {
+            mac.ff = Some(crate::metrics::summary::FastForwardSummary {
+                attempted: self.nodes.iter().map(|n| n.mac.stats.ff_attempted).sum(),
+            });
+        }
         let l = &self.packets.ledger;
-        let routing = self.routing.summary(self.sc.file.routing.protocol.clone());
+        let routing = self
+            .routing
+            .summary(crate::scenario::Named::name(self.sc.routing).to_string());
         let mut schemes = SchemeSections::default();
         let view = View {
             nodes: &self.nodes,

@@ -1,0 +1,279 @@
+//! `[[flow]]` tables: each is checked on its own (transport, application,
+//! rate, times, explicit route) and then against the topology (its nodes
+//! exist; with fixed nodes, a path joins them).
+
+use super::file::{FlowFile, RoutingKind, ScenarioFile};
+use super::{NodeIndex, Result, ScenarioError, MAX_MSDU_BYTES};
+use crate::phy::channel::{Channel, Position};
+use crate::time::{Duration, Num, SimTime, Span, Unit, MIN_SPAN};
+use crate::transport::tcp::TcpVariant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Udp,
+    Tcp(TcpVariant),
+}
+
+impl Transport {
+    /// Every transport name: the TCP variants, then UDP.
+    pub fn names() -> Vec<&'static str> {
+        TcpVariant::ALL.iter().map(|v| v.name()).chain(["udp"]).collect()
+    }
+    pub fn parse(s: &str) -> Option<Transport> {
+        if s == "udp" {
+            return Some(Transport::Udp);
+        }
+        s.parse().ok().map(Transport::Tcp)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::Tcp(v) => v.name(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum App {
+    /// Constant bit rate, `rate_kbps` (over UDP).
+    Cbr { rate_kbps: f64 },
+    /// Bulk transfer, always backlogged (over TCP).
+    Ftp,
+    /// HTTP-like on/off source of the `[onoff]` table (over TCP).
+    Http,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub transport: Transport,
+    pub app: App,
+    pub packet_bytes: u32,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub route: Option<Vec<u32>>,
+}
+
+fn list(xs: &[&str]) -> String {
+    xs.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ")
+}
+
+impl FlowFile {
+    /// Checks the keys of flow `i` that need no topology.
+    fn check(&self, i: usize, duration_s: f64) -> Result<(Transport, App)> {
+        let k = |s: &str| format!("flow[{i}].{s}");
+        let transport = Transport::parse(&self.transport).ok_or_else(|| {
+            ScenarioError::new(
+                k("transport"),
+                format!(
+                    "\"{}\" is not a transport; allowed: {}",
+                    self.transport,
+                    list(&Transport::names())
+                ),
+            )
+        })?;
+        if self.packet_bytes == 0 || self.packet_bytes > MAX_MSDU_BYTES - 28 {
+            return Err(ScenarioError::new(
+                k("packet_bytes"),
+                format!("{} must be between 1 and {}", self.packet_bytes, MAX_MSDU_BYTES - 28),
+            ));
+        }
+        let app = match (self.app.as_str(), transport) {
+            ("cbr", Transport::Udp) => {
+                let rate = self.rate_kbps.ok_or_else(|| {
+                    ScenarioError::new(
+                        k("rate_kbps"),
+                        "missing: app \"cbr\" needs rate_kbps (a positive number)",
+                    )
+                })?;
+                cbr_gap(&k("rate_kbps"), rate, self.packet_bytes)?;
+                App::Cbr { rate_kbps: rate }
+            }
+            ("ftp", Transport::Tcp(_)) => App::Ftp,
+            ("http", Transport::Tcp(_)) => App::Http,
+            ("cbr" | "ftp" | "http", _) => {
+                return Err(ScenarioError::new(
+                    k("app"),
+                    format!(
+                        "\"{}\" does not run over transport \"{}\"; \"cbr\" runs over \"udp\", \"ftp\" and \"http\" over TCP",
+                        self.app, self.transport
+                    ),
+                ));
+            }
+            (a, _) => {
+                return Err(ScenarioError::new(
+                    k("app"),
+                    format!("\"{a}\" is not an application; allowed: \"cbr\", \"ftp\", \"http\""),
+                ))
+            }
+        };
+        if self.rate_kbps.is_some() && !matches!(app, App::Cbr { .. }) {
+            return Err(ScenarioError::new(k("rate_kbps"), "only app = \"cbr\" takes a rate"));
+        }
+        Span::NON_NEGATIVE
+            .check(&k("start_s"), self.start_s, Unit::Seconds)
+            .map_err(|e| ScenarioError::keyed("", &e))?;
+        if self.start_s >= duration_s {
+            return Err(ScenarioError::new(
+                k("start_s"),
+                format!(
+                    "{} is not before the end of the run (duration_s = {})",
+                    Num(self.start_s),
+                    Num(duration_s)
+                ),
+            ));
+        }
+        if let Some(stop) = self.stop_s {
+            Span::POSITIVE
+                .check(&k("stop_s"), stop, Unit::Seconds)
+                .map_err(|e| ScenarioError::keyed("", &e))?;
+            if stop <= self.start_s {
+                return Err(ScenarioError::new(
+                    k("stop_s"),
+                    format!("{} must be after start_s = {}", Num(stop), Num(self.start_s)),
+                ));
+            }
+        }
+        Ok((transport, app))
+    }
+}
+
+/// The gap between two CBR packets, which must be at least 1 µs (a gap
+/// rounding to 0 ns would never let time advance).
+fn cbr_gap(key: &str, rate_kbps: f64, packet_bytes: u32) -> Result<Duration> {
+    let gap_s = f64::from(packet_bytes) * 8.0 / (rate_kbps * 1000.0);
+    if rate_kbps.is_finite() && rate_kbps > 0.0 {
+        if let Ok(gap) = Span::POSITIVE.check("gap", gap_s, Unit::Seconds) {
+            return Ok(gap);
+        }
+    }
+    let max_kbps = f64::from(packet_bytes) * 8.0 / (MIN_SPAN.as_secs_f64() * 1000.0);
+    let min_kbps = f64::from(packet_bytes) * 8.0 / (crate::time::MAX_SPAN.as_secs_f64() * 1000.0);
+    Err(ScenarioError::new(
+        key,
+        format!(
+            "{} must be a rate whose gap between packets of {packet_bytes} bytes is 1 µs to 1e7 s; allowed: {} to {} kbit/s",
+            Num(rate_kbps),
+            Num(min_kbps),
+            Num(max_kbps)
+        ),
+    ))
+}
+
+/// Connected components of the transmission-range graph: two fixed nodes
+/// have a path between them exactly when their labels agree.
+fn components(adj: &[Vec<u32>]) -> Vec<u32> {
+    let mut label = vec![u32::MAX; adj.len()];
+    let mut stack = Vec::new();
+    for root in 0..adj.len() {
+        if label[root] != u32::MAX {
+            continue;
+        }
+        label[root] = root as u32;
+        stack.push(root as u32);
+        while let Some(v) = stack.pop() {
+            for &u in &adj[v as usize] {
+                if label[u as usize] == u32::MAX {
+                    label[u as usize] = root as u32;
+                    stack.push(u);
+                }
+            }
+        }
+    }
+    label
+}
+
+/// Every flow of the file, checked and joined to the topology.
+pub(super) fn resolve_all(
+    file: &ScenarioFile,
+    radio: &super::RadioParams,
+    index: &NodeIndex<'_>,
+    positions: &[Position],
+    moving: bool,
+) -> Result<Vec<FlowSpec>> {
+    let r = &file.radio;
+    let routing = file.routing.protocol;
+    // Connectivity over the transmission range, for static routes.
+    let channel = Channel::new(positions.to_vec(), radio);
+    let component = components(&channel.rx_adjacency());
+    let mut flows = Vec::with_capacity(file.flows.len());
+    for (i, f) in file.flows.iter().enumerate() {
+        let k = |s: &str| format!("flow[{i}].{s}");
+        let (transport, app) = f.check(i, file.duration_s)?;
+        let src = index.get(&k("src"), f.src)?;
+        let dst = index.get(&k("dst"), f.dst)?;
+        if src == dst {
+            return Err(ScenarioError::new(
+                k("dst"),
+                format!("{} equals flow[{i}].src; a flow needs two different nodes", f.dst),
+            ));
+        }
+        let route = match &f.route {
+            None => None,
+            Some(path) => {
+                if routing != RoutingKind::Static {
+                    return Err(ScenarioError::new(
+                        k("route"),
+                        "an explicit route needs routing.protocol = \"static\"",
+                    ));
+                }
+                let idx: Vec<u32> = path
+                    .iter()
+                    .map(|&id| index.get(&k("route"), id))
+                    .collect::<Result<_>>()?;
+                if idx.len() < 2 || idx[0] != src || idx[idx.len() - 1] != dst {
+                    return Err(ScenarioError::new(
+                        k("route"),
+                        format!("{path:?} must start at src = {} and end at dst = {}", f.src, f.dst),
+                    ));
+                }
+                let mut seen = idx.clone();
+                seen.sort_unstable();
+                seen.dedup();
+                if seen.len() != idx.len() {
+                    return Err(ScenarioError::new(k("route"), format!("{path:?} visits a node twice")));
+                }
+                for (w, ids) in idx.windows(2).zip(path.windows(2)) {
+                    if !channel.in_rx_range(w[0], w[1]) {
+                        return Err(ScenarioError::new(
+                            k("route"),
+                            format!(
+                                "hop {} -> {} is longer than radio.tx_range_m = {} m",
+                                ids[0],
+                                ids[1],
+                                Num(r.tx_range_m)
+                            ),
+                        ));
+                    }
+                }
+                Some(idx)
+            }
+        };
+        // With fixed nodes a destination without a path now never has one.
+        if !moving && route.is_none() && component[src as usize] != component[dst as usize] {
+            return Err(ScenarioError::new(
+                k("dst"),
+                format!(
+                    "node {} is unreachable from node {} under {} routing: no path of hops within radio.tx_range_m = {} m",
+                    f.dst,
+                    f.src,
+                    super::Named::name(routing),
+                    Num(r.tx_range_m)
+                ),
+            ));
+        }
+        let stop_s = f.stop_s.unwrap_or(file.duration_s).min(file.duration_s);
+        flows.push(FlowSpec {
+            src,
+            dst,
+            transport,
+            app,
+            packet_bytes: f.packet_bytes,
+            start: SimTime::from_secs_f64(f.start_s),
+            stop: SimTime::from_secs_f64(stop_s),
+            route,
+        });
+    }
+    Ok(flows)
+}
