@@ -9,7 +9,7 @@ initial RTO 1 s, no SACK, no timestamps on the ns-3 side. NewReno runs beside
 Westwood+ on both, so that the Westwood+ ratio can be read against the ratio
 the two stacks already have without it. Results: docs/tcp.md.
 
-    python3 bench/westwood.py [--seeds 10] [--duration 100] [--ns3 PATH]
+    python3 bench/westwood.py [--seeds 10] [--duration 100] [--queue 50] [--ns3 PATH]
 
 The ns-3 program is bench/ns3/ns3bench.cc, built as bench/run.py builds it
 (``--ns3`` takes an already built binary). manetfair runs through its Python
@@ -37,13 +37,14 @@ def chain(hops: int) -> list[tuple[float, float]]:
     return [(SPACING_M * i, 0.0) for i in range(hops + 1)]
 
 
-def ns3_text(hops: int, tcp: str, seed: int, duration: float) -> str:
+def ns3_text(hops: int, tcp: str, seed: int, duration: float, queue: int = 50) -> str:
     lines = [
         f"name chain{hops}-{tcp}",
         f"duration {duration!r}",
         f"seed {seed}",
         "routing static",
         f"tcp {tcp}",
+        f"queue {queue}",
     ]
     lines += [f"node {i} {x!r} {y!r}" for i, (x, y) in enumerate(chain(hops))]
     lines.append(f"flow 0 {hops} {START_S!r} {duration!r}")
@@ -56,7 +57,7 @@ def ns3_text(hops: int, tcp: str, seed: int, duration: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def manetfair_text(hops: int, tcp: str, seed: int, duration: float) -> str:
+def manetfair_text(hops: int, tcp: str, seed: int, duration: float, queue: int = 50) -> str:
     nodes = "\n".join(
         f"[[node]]\nid = {i}\nx_m = {x!r}\ny_m = {y!r}\n" for i, (x, y) in enumerate(chain(hops))
     )
@@ -73,7 +74,7 @@ cs_range_m = 550.0
 
 [mac]
 rts_threshold_bytes = 0
-queue_capacity_pkts = 50
+queue_capacity_pkts = {queue}
 
 [routing]
 protocol = "static"
@@ -124,6 +125,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--duration", type=float, default=100.0)
     p.add_argument("--hops", default="1,4", help="comma list of chain lengths (default 1,4)")
+    p.add_argument(
+        "--queue",
+        type=int,
+        default=50,
+        help="interface queue in packets; below the 20-segment window it overflows (default 50)",
+    )
     p.add_argument("--ns3", type=Path, help="an ns3bench binary already built")
     args = p.parse_args(argv)
     if args.ns3 is not None:
@@ -140,11 +147,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     for hops in (int(h) for h in args.hops.split(",")):
         for tcp in VARIANTS:
             seeds = range(1, args.seeds + 1)
-            ns3 = [run_ns3(binary, ns3_text(hops, tcp, s, args.duration)) for s in seeds]
-            mf = [run_manetfair(manetfair_text(hops, tcp, s, args.duration)) for s in seeds]
+            ns3 = [
+                run_ns3(binary, ns3_text(hops, tcp, s, args.duration, args.queue)) for s in seeds
+            ]
+            mf = [
+                run_manetfair(manetfair_text(hops, tcp, s, args.duration, args.queue))
+                for s in seeds
+            ]
             ratio = statistics.fmean(mf) / statistics.fmean(ns3)
             print(
-                f"| {hops} hop(s) | {tcp} | {spread(ns3)} | {spread(mf)} | {ratio:.3f} |",
+                f"| {hops} hop(s), queue {args.queue} | {tcp} | {spread(ns3)} | {spread(mf)} | {ratio:.3f} |",
                 flush=True,
             )
     return 0

@@ -17,6 +17,7 @@
 //   flow SRC DST START STOP      flow ids 0, 1, ... in file order
 //   nexthop NODE DST VIA         static host route at NODE towards DST
 //   tcp newreno|westwood-plus    congestion control (default newreno)
+//   queue PKTS                   interface queue capacity (default 50)
 //
 // Blank lines and lines starting with '#' are ignored.
 
@@ -84,6 +85,7 @@ struct Scenario
     uint32_t seed = 1;
     bool aodv = false;
     std::string tcp = "newreno";
+    uint32_t queue = kQueuePkts;
     std::vector<Vector> positions;
     std::vector<Flow> flows;
     std::vector<NextHop> routes;
@@ -138,6 +140,10 @@ ReadScenario(const std::string& path)
         else if (key == "tcp")
         {
             ok = static_cast<bool>(is >> s.tcp) && (s.tcp == "newreno" || s.tcp == "westwood-plus");
+        }
+        else if (key == "queue")
+        {
+            ok = static_cast<bool>(is >> s.queue) && s.queue > 0;
         }
         else if (key == "node")
         {
@@ -402,6 +408,8 @@ RunScenario(const std::string& path, int64_t seedOverride)
         Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                            TypeIdValue(TcpWestwoodPlus::GetTypeId()));
     }
+    Config::SetDefault("ns3::WifiMacQueue::MaxSize",
+                       QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, s.queue)));
 
     Network net = BuildNetwork(s.positions, s.aodv);
 
