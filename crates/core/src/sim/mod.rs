@@ -1192,6 +1192,7 @@ impl Simulator {
             aggregate_kbps: tputs.iter().sum(),
             jain_index: jain_index(&tputs),
             loss_pct,
+            unfairness_index: crate::metrics::equal_share_unfairness(&tputs),
             flows,
             mac,
             drops: crate::net::DropCause::ALL
