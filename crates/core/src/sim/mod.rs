@@ -143,7 +143,7 @@ impl Simulator {
         let n = sc.positions.len();
         let nodes = (0..n)
             .map(|i| NodeStack {
-                radio: Radio::from_config(&sc.radio, &th),
+                radio: Radio::from_config(&sc.radio, &th, stream(sc.seed, i as u64, Purpose::Reception)),
                 mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: match sc.queue {
                     QueueKind::Red => InterfaceQueue::with_red(
@@ -479,8 +479,11 @@ impl Simulator {
     }
 
     fn signal_end(&mut self, now: SimTime, node: u32, air: u32) {
-        let res = self.nodes[node as usize].radio.signal_end(now, air);
-        match res {
+        let end = self.nodes[node as usize].radio.signal_end(now, air);
+        if let Some((lost, _)) = end.lost {
+            self.count_collision(node, lost);
+        }
+        match end.rx {
             Some(RxEnd::Ok(_)) => {
                 let frame = self.air[air as usize].frame;
                 if let Some(p) = self.probe.as_mut() {
