@@ -197,3 +197,26 @@ def test_topology_routes_take_the_fewest_hops():
     ] == (10.0, 10.0)
     assert plots.positions({"topology": {"kind": "random"}}) is None
     assert plots.coverage(3) == 0.75 and plots.seed_range([1.0, 3.0]) == (2.0, 1.0, 3.0)
+
+
+def test_mtcp_x_sweeps_share_the_table3_template():
+    """mtcp-fig3..7 repeat mtcp-table3's scenario and layouts, so that the runs both
+    need (M-TCP at x = 35 and x = 50) are the same runs in the store."""
+    by_id = {e.id: e for e in experiments.load_all()}
+    table3 = by_id["mtcp-table3"]
+    assert table3.layout is not None
+    layout = json.loads(json.dumps(table3.layout))
+    layout["flow"]["transport"] = "tcp-mtcp"
+    scenarios = next(a for a in table3.axes if a.name == "scenario").sets
+    arms = next(a for a in table3.axes if a.name == "tcp").sets
+    template = json.loads(json.dumps(table3.scenario))
+    template["tcp"]["mtcp"] = {"cw_source": arms["m-tcp"]["tcp.mtcp.cw_source"]}
+    assert arms["m-tcp-x50"]["tcp.mtcp.cw_source"] == "ns2-unbounded"
+    for i in range(3, 8):
+        exp = by_id[f"mtcp-fig{i}"]
+        assert exp.scenario == template, exp.id
+        assert exp.layout == layout, exp.id
+        axis = next(a for a in exp.axes if a.name == "scenario")
+        assert {k: axis.sets[k] for k in axis.sets} == {k: scenarios[k] for k in axis.sets}
+        x = next(a for a in exp.axes if a.name == "x")
+        assert x.key == "tcp.mtcp.x" and x.values == list(range(5, 51, 5))

@@ -16,6 +16,8 @@
 //   node ID X Y                  ids 0..n-1, in order
 //   flow SRC DST START STOP      flow ids 0, 1, ... in file order
 //   nexthop NODE DST VIA         static host route at NODE towards DST
+//   tcp newreno|westwood-plus    congestion control (default newreno)
+//   queue PKTS                   interface queue capacity (default 50)
 //
 // Blank lines and lines starting with '#' are ignored.
 
@@ -82,6 +84,8 @@ struct Scenario
     double duration = 0.0;
     uint32_t seed = 1;
     bool aodv = false;
+    std::string tcp = "newreno";
+    uint32_t queue = kQueuePkts;
     std::vector<Vector> positions;
     std::vector<Flow> flows;
     std::vector<NextHop> routes;
@@ -132,6 +136,14 @@ ReadScenario(const std::string& path)
             std::string kind;
             ok = static_cast<bool>(is >> kind) && (kind == "static" || kind == "aodv");
             s.aodv = kind == "aodv";
+        }
+        else if (key == "tcp")
+        {
+            ok = static_cast<bool>(is >> s.tcp) && (s.tcp == "newreno" || s.tcp == "westwood-plus");
+        }
+        else if (key == "queue")
+        {
+            ok = static_cast<bool>(is >> s.queue) && s.queue > 0;
         }
         else if (key == "node")
         {
@@ -390,6 +402,14 @@ RunScenario(const std::string& path, int64_t seedOverride)
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(s.seed);
     SetDefaults();
+    if (s.tcp == "westwood-plus")
+    {
+        // ns-3's Westwood+ (NewReno recovery, Tustin-filtered per-RTT samples).
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                           TypeIdValue(TcpWestwoodPlus::GetTypeId()));
+    }
+    Config::SetDefault("ns3::WifiMacQueue::MaxSize",
+                       QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, s.queue)));
 
     Network net = BuildNetwork(s.positions, s.aodv);
 
@@ -441,7 +461,8 @@ RunScenario(const std::string& path, int64_t seedOverride)
     std::ostringstream out;
     out.precision(10);
     double aggregate = 0.0;
-    out << "{\"simulator\": \"ns-3.44\", \"name\": " << JsonString(s.name) << ", \"seed\": " << s.seed
+    out << "{\"simulator\": \"ns-3.44\", \"name\": " << JsonString(s.name) << ", \"tcp\": \"" << s.tcp
+        << "\", \"seed\": " << s.seed
         << ", \"nodes\": " << s.positions.size() << ", \"routing\": \""
         << (s.aodv ? "aodv" : "static") << "\", \"duration_s\": " << s.duration
         << ", \"simulated_s\": " << simulated << ", \"events\": " << events

@@ -12,7 +12,9 @@ use crate::mac::dcf::{Dcf, Forward, MacAction, Retries};
 use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
 use crate::metrics::jain_index;
-use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpTrace, Traces};
+use crate::metrics::summary::{
+    FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpFlowSummary, TcpTrace, Traces,
+};
 use crate::net::packet::{
     Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES,
 };
@@ -1252,10 +1254,26 @@ impl Simulator {
                     packets_sent: fs.sent,
                     packets_delivered: fs.delivered,
                     mean_delay_s: (fs.delivered > 0).then(|| fs.delay_sum.as_secs_f64() / fs.delivered as f64),
+                    tcp: fs.tcp.as_ref().map(|t| {
+                        let st = t.sender.stats();
+                        TcpFlowSummary {
+                            data_segments: st.data_segments,
+                            retransmitted_segments: st.retransmitted_segments,
+                            fast_retransmits: st.fast_retransmits,
+                            timeouts: st.timeouts,
+                        }
+                    }),
                 }
             })
             .collect();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_kbps).collect();
+        let sent: u64 = flows.iter().map(|f| f.packets_sent).sum();
+        let delivered: u64 = flows.iter().map(|f| f.packets_delivered).sum();
+        let loss_pct = if sent == 0 {
+            0.0
+        } else {
+            100.0 * sent.saturating_sub(delivered) as f64 / sent as f64
+        };
         let mut mac = MacSummary::default();
         for k in crate::mac::FrameKind::ALL {
             mac.frames_sent.insert(k.name(), self.counters.frames_sent[k.index()]);
@@ -1297,6 +1315,7 @@ impl Simulator {
             events: self.q.events_popped(),
             aggregate_kbps: tputs.iter().sum(),
             jain_index: jain_index(&tputs),
+            loss_pct,
             unfairness_index: crate::metrics::equal_share_unfairness(&tputs),
             flows,
             mac,
