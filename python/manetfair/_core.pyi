@@ -30,3 +30,6 @@ def run_scenario(
     With `pcap_path`, every frame put on the air is written there (pcap,
     IEEE 802.11 with radiotap headers), at most `pcap_snaplen` bytes each.
     """
+
+def shares(text: str, fmt: str = "toml", origin: str = "<scenario>") -> str:
+    """The max-min C-load shares of the scenario's flows (all active, initial routes) as JSON."""

@@ -110,6 +110,7 @@ def execute(
     interrupted batch resumes where it stopped. `on_done(outcome, done, total)` is
     called in the calling process after each run, cached or not.
     """
+    specs = _with_throttle_references(list(specs), store, jobs, simulate)
     specs = [s.prepare() for s in specs]
     version = code_version()
     total = len(specs)
@@ -165,6 +166,28 @@ def execute(
     if failures:
         raise BatchError(failures, outcomes)
     return outcomes
+
+
+def _with_throttle_references(
+    specs: list[RunSpec], store: ResultsStore, jobs: int, simulate: Simulate
+) -> list[RunSpec]:
+    """Specs of ingress-throttling scenarios with their reference throughputs (Thr_max,
+    Thr_alone) measured through the same store and filled in (manetfair.throttle)."""
+    from manetfair import throttle
+
+    chosen = [
+        i for i, s in enumerate(specs) if throttle.throttle_table(s.scenario.data) is not None
+    ]
+    if not chosen:
+        return specs
+    done, _ = throttle.measure_references(
+        [specs[i].scenario for i in chosen], store, jobs=jobs, simulate=simulate
+    )
+    out = list(specs)
+    for i, sc in zip(chosen, done):
+        spec = specs[i]
+        out[i] = RunSpec(sc, spec.seed, spec.experiment_id, spec.variant, spec.parameters)
+    return out
 
 
 def _simulate_all(

@@ -102,11 +102,22 @@ fn run_scenario(
     Ok((sim.summary(wall_s).to_json(), sim.traces().to_json()))
 }
 
+/// The max-min C-load shares of a scenario's flows (Osipov and Tschudin,
+/// §3.3) with every flow active on its initial route, as JSON: L-regions,
+/// bottlenecks, φ, and the rate limit and Δ where Thr_max is known.
+#[pyfunction]
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>"))]
+fn shares(text: &str, fmt: &str, origin: &str) -> PyResult<String> {
+    let sc = load(text, fmt, origin, None, None)?;
+    Ok(manetfair_core::net::throttle::static_report(&sc).to_json())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(shares, m)?)?;
     Ok(())
 }

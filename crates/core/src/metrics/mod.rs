@@ -1,5 +1,6 @@
 //! Counters, fairness indices and the run summary of CONTRACT.md §3.
 
+pub mod maxmin;
 pub mod summary;
 
 pub use summary::{Summary, Traces};

@@ -38,12 +38,19 @@ pub struct ScenarioFile {
     pub mobility: MobilityFile,
     #[serde(default)]
     pub trace: TraceFile,
+    /// How throughput is measured (`[metrics]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricsFile>,
     /// RED's parameters (`mac.queue = "red"`); filled with defaults then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red: Option<crate::net::red::RedConfig>,
     /// NRED's parameters (`mac.queue = "nred"`); filled with defaults then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nred: Option<crate::net::nred::NredConfig>,
+    /// Ingress throttling (`mac.queue = "throttle"`, filled with defaults
+    /// then); with another queue the shares are computed and reported only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<crate::net::throttle::ThrottleConfig>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -187,6 +194,28 @@ pub struct FlowFile {
     pub rate_kbps: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub route: Option<Vec<i64>>,
+    /// Later explicit routes (static routing): from `at_s` on, data and
+    /// ACKs take `route` and its reverse.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub route_changes: Vec<RouteChangeFile>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouteChangeFile {
+    pub at_s: f64,
+    pub route: Vec<i64>,
+}
+
+/// `[metrics]`: the measurement window of `throughput_kbps`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsFile {
+    /// Every flow's window starts this long after the last flow's start
+    /// (a flow that starts later is measured from its own start): a
+    /// warm-up once all flows run, as Osipov and Tschudin's 12 s (§5.1).
+    #[serde(default)]
+    pub warmup_s: f64,
 }
 
 /// What the run records beyond the summary.

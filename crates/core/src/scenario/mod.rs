@@ -146,7 +146,21 @@ pub struct FlowSpec {
     pub packet_bytes: u32,
     pub start: SimTime,
     pub stop: SimTime,
+    /// Start of the window `throughput_kbps` covers (`metrics.warmup_s`; else `start`).
+    pub measure_from: SimTime,
     pub route: Option<Vec<u32>>,
+    /// (instant, path) changes of the explicit route, time-sorted.
+    pub route_changes: Vec<(SimTime, Vec<u32>)>,
+}
+
+impl FlowSpec {
+    /// The explicit path in force at `t` (None: the static shortest path).
+    pub fn route_at(&self, t: SimTime) -> Option<&[u32]> {
+        match self.route_changes.iter().rev().find(|c| c.0 <= t) {
+            Some((_, p)) => Some(p),
+            None => self.route.as_deref(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -186,6 +200,9 @@ pub struct Scenario {
     pub aodv: crate::net::aodv::AodvConfig,
     pub red: crate::net::red::RedConfig,
     pub nred: crate::net::nred::NredConfig,
+    /// Ingress throttling's settings, when the scenario has a `[throttle]`
+    /// table or uses `mac.queue = "throttle"`.
+    pub throttle: Option<crate::net::throttle::ThrottleConfig>,
     /// The node whose neighborhood queue is traced (`trace.neighborhood_node`).
     pub neighborhood_node: Option<u32>,
     /// The file with every default filled in.
@@ -225,6 +242,33 @@ fn fmt_list(xs: &[&str]) -> String {
 fn rate(key: &str, mbps: f64) -> Result<Rate> {
     Rate::from_mbps(mbps)
         .ok_or_else(|| ScenarioError::new(key, format!("{mbps} is not an 802.11b rate; allowed: 1, 2, 5.5, 11")))
+}
+
+/// An explicit route's node indices: from the flow's source to its
+/// destination, each node once.
+fn explicit_path(
+    path: &[i64],
+    src: u32,
+    dst: u32,
+    src_id: i64,
+    dst_id: i64,
+    key: &str,
+    index_of: &dyn Fn(&str, i64) -> Result<u32>,
+) -> Result<Vec<u32>> {
+    let idx: Vec<u32> = path.iter().map(|&id| index_of(key, id)).collect::<Result<_>>()?;
+    if idx.len() < 2 || idx[0] != src || idx[idx.len() - 1] != dst {
+        return Err(ScenarioError::new(
+            key,
+            format!("{path:?} must start at src = {src_id} and end at dst = {dst_id}"),
+        ));
+    }
+    let mut seen = idx.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != idx.len() {
+        return Err(ScenarioError::new(key, format!("{path:?} visits a node twice")));
+    }
+    Ok(idx)
 }
 
 /// Parses and validates; `seed` and `duration_s` override the file.
@@ -338,6 +382,12 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
     }
     if queue == QueueKind::Nred && file.nred.is_none() {
         file.nred = Some(Default::default());
+    }
+    if let Some(c) = &file.throttle {
+        c.validate().map_err(|e| split_key_error("throttle", &e))?;
+    }
+    if queue == QueueKind::Throttle && file.throttle.is_none() {
+        file.throttle = Some(Default::default());
     }
     let m = &file.mac;
     let dcf = DcfConfig {
@@ -510,22 +560,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
                         "an explicit route needs routing.protocol = \"static\"",
                     ));
                 }
-                let idx: Vec<u32> = path
-                    .iter()
-                    .map(|&id| index_of(&k("route"), id))
-                    .collect::<Result<_>>()?;
-                if idx.len() < 2 || idx[0] != src || idx[idx.len() - 1] != dst {
-                    return Err(ScenarioError::new(
-                        k("route"),
-                        format!("{path:?} must start at src = {} and end at dst = {}", f.src, f.dst),
-                    ));
-                }
-                let mut seen = idx.clone();
-                seen.sort_unstable();
-                seen.dedup();
-                if seen.len() != idx.len() {
-                    return Err(ScenarioError::new(k("route"), format!("{path:?} visits a node twice")));
-                }
+                let idx = explicit_path(path, src, dst, f.src, f.dst, &k("route"), &index_of)?;
                 for (w, ids) in idx.windows(2).zip(path.windows(2)) {
                     if !channel.in_rx_range(w[0], w[1]) {
                         return Err(ScenarioError::new(
@@ -540,6 +575,49 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
                 Some(idx)
             }
         };
+        let mut route_changes = Vec::with_capacity(f.route_changes.len());
+        for (j, c) in f.route_changes.iter().enumerate() {
+            let kc = |s: &str| k(&format!("route_changes[{j}].{s}"));
+            if routing != RoutingKind::Static {
+                return Err(ScenarioError::new(
+                    kc("route"),
+                    "route changes need routing.protocol = \"static\"",
+                ));
+            }
+            let prev = route_changes
+                .last()
+                .map_or(0.0, |(t, _): &(SimTime, Vec<u32>)| t.as_secs_f64());
+            if !(c.at_s.is_finite() && c.at_s > prev && c.at_s < file.duration_s) {
+                return Err(ScenarioError::new(
+                    kc("at_s"),
+                    format!(
+                        "{} must be after the previous change (or 0) and before the end of the run (duration_s = {})",
+                        c.at_s, file.duration_s
+                    ),
+                ));
+            }
+            let at = SimTime::from_secs_f64(c.at_s);
+            let idx = explicit_path(&c.route, src, dst, f.src, f.dst, &kc("route"), &index_of)?;
+            // Every hop must decode where the nodes are at that instant.
+            let here: Vec<Position> = positions
+                .iter()
+                .zip(&trajectories)
+                .map(|(p, t)| t.as_ref().map_or(*p, |t| t.position_at(at)))
+                .collect();
+            let then = crate::phy::channel::Channel::new(here, r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
+            for (w, ids) in idx.windows(2).zip(c.route.windows(2)) {
+                if !then.in_rx_range(w[0], w[1]) {
+                    return Err(ScenarioError::new(
+                        kc("route"),
+                        format!(
+                            "hop {} -> {} is longer than radio.tx_range_m = {} m at {} s",
+                            ids[0], ids[1], r.tx_range_m, c.at_s
+                        ),
+                    ));
+                }
+            }
+            route_changes.push((at, idx));
+        }
         // With fixed nodes a destination without a path now never has one.
         if !moving && route.is_none() && bfs.run(&adj, dst, src) == UNREACHABLE {
             return Err(ScenarioError::new(
@@ -558,8 +636,34 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
             packet_bytes: f.packet_bytes,
             start: SimTime::from_secs_f64(f.start_s),
             stop: SimTime::from_secs_f64(stop_s.min(file.duration_s)),
+            measure_from: SimTime::from_secs_f64(f.start_s),
             route,
+            route_changes,
         });
+    }
+    if let Some(m) = &file.metrics {
+        if !(m.warmup_s.is_finite() && m.warmup_s >= 0.0) {
+            return Err(ScenarioError::new(
+                "metrics.warmup_s",
+                format!("{} must be a number of seconds >= 0", m.warmup_s),
+            ));
+        }
+        let last = flows.iter().map(|f| f.start).max().unwrap_or(SimTime::ZERO);
+        let from = last + Duration::from_secs_f64(m.warmup_s);
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.measure_from = f.measure_from.max(from);
+            if f.measure_from >= f.stop {
+                return Err(ScenarioError::new(
+                    "metrics.warmup_s",
+                    format!(
+                        "{} leaves flow[{i}] no measurement window: the last flow starts at {} s and flow[{i}] stops at {} s",
+                        m.warmup_s,
+                        last.as_secs_f64(),
+                        f.stop.as_secs_f64()
+                    ),
+                ));
+            }
+        }
     }
 
     let neighborhood_node = match file.trace.neighborhood_node {
@@ -567,7 +671,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         None => None,
     };
 
-    Ok(Scenario {
+    let sc = Scenario {
         name: file.name.clone(),
         seed: file.seed,
         duration,
@@ -594,9 +698,12 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         aodv: file.routing.aodv.clone(),
         red: file.red.clone().unwrap_or_default(),
         nred: file.nred.clone().unwrap_or_default(),
+        throttle: file.throttle.clone(),
         neighborhood_node,
         file,
-    })
+    };
+    crate::net::throttle::check(&sc)?;
+    Ok(sc)
 }
 
 impl Scenario {
