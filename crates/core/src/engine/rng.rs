@@ -16,6 +16,8 @@ pub enum Purpose {
     Mobility = 6,
     Queue = 7,
     Scheme = 8,
+    /// Reception models that draw (frame success under an error-rate model).
+    Reception = 9,
 }
 
 /// SplitMix64 finaliser: a good bijective mix of 64 bits.

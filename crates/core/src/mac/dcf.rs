@@ -9,8 +9,20 @@
 //! timer at `max(idle + DIFS|EIFS, NAV end + DIFS) + slots × aSlotTime`.
 //! When the medium turns busy the slots that fully elapsed are subtracted
 //! (the backoff freezes) and the timer is cancelled. No event per slot.
+//!
+//! The frame exchange is one state machine, `Dcf::step`: a single match on
+//! (`Exchange`, `Event`), one arm per transition, each citing the clause
+//! it implements. Channel access (above) decides when an exchange may
+//! start; the exchange decides what goes on the air and what is awaited.
+//!
+//! The MAC holds up to two MSDUs: the one in hand (`Slot::Current`), which
+//! contends and whose backoff freezes while others use the medium, and a
+//! second slot (`Slot::Side`) for an MSDU sent inside an exchange another
+//! station opened: quick-exchange's reverse packet, fast-forward's relayed
+//! packet, OPET's answer to a ready-to-receive frame. The second slot never
+//! contends and leaves the first slot's backoff and retry state untouched.
 
-use super::frame::{Frame, FrameKind, Msdu, ACK_BYTES, BROADCAST, CTS_BYTES, DATA_OVERHEAD_BYTES, RTS_BYTES};
+use super::frame::{Extensions, Frame, FrameKind, Msdu, ACK_BYTES, BROADCAST, CTS_BYTES, DATA_OVERHEAD_BYTES};
 use super::nav::Nav;
 use crate::phy::Rate;
 use crate::time::{Duration, SimTime};
@@ -103,31 +115,107 @@ pub enum MacAction {
     /// The retry limit was reached: the MSDU is dropped and the link to
     /// `next_hop` is reported as failed to the network layer.
     TxFailed { msdu: Msdu, next_hop: u32 },
+    /// An MSDU of the second slot failed with retries left: it goes back
+    /// to the head of the interface queue, with its retry counts.
+    Requeue {
+        msdu: Msdu,
+        next_hop: u32,
+        retries: Retries,
+    },
 }
 
+/// Which MSDU an exchange carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Exchange {
-    /// Not in a frame exchange of our own.
-    None,
-    /// Our RTS is on the air / we wait for the CTS.
-    Rts,
-    WaitCts,
-    /// Our DATA is on the air / we wait for the ACK.
-    Data,
-    WaitAck,
+pub enum Slot {
+    /// The MSDU in hand, which contends for the medium.
+    Current,
+    /// The second slot: sent inside an exchange, never contending.
+    Side,
 }
 
+/// Retry counts of one MSDU (§9.3.4.4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Retries {
+    /// Short retry count: RTS frames, and data frames not protected by RTS.
+    pub short: u32,
+    /// Long retry count: data frames sent after RTS/CTS.
+    pub long: u32,
+}
+
+/// An MSDU held by the MAC, with its transmission state.
 #[derive(Clone, Copy, Debug)]
-struct Current {
+struct Held {
     msdu: Msdu,
     next_hop: u32,
     seq: u16,
     use_rts: bool,
-    /// Short retry count (RTS, or data frames not protected by RTS).
-    src: u32,
-    /// Long retry count (data frames sent after RTS/CTS).
-    lrc: u32,
+    retries: Retries,
+    /// Data frames of this MSDU put on the air (sets the Retry bit).
     attempts: u32,
+}
+
+/// A response the station awaits after a frame that solicits one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    Cts(Slot),
+    Ack(Slot),
+}
+
+/// A response due SIFS after the frame that solicited it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Response {
+    /// A CTS or ACK, built from the soliciting frame.
+    Control(Frame),
+    /// DATA of a slot, built when SIFS has elapsed.
+    Data(Slot),
+}
+
+/// Where the station is in a frame exchange (§9.3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exchange {
+    /// In no exchange: contending (an MSDU in hand or a post-backoff
+    /// pending) or quiet.
+    Idle,
+    /// Our RTS is on the air.
+    SendingRts(Slot),
+    /// Our DATA is on the air; `response`: it was sent SIFS after a CTS.
+    SendingData { slot: Slot, response: bool },
+    /// Waiting for a CTS or ACK; the Timeout timer is armed.
+    Waiting(Wait),
+    /// SIFS before a response; the Response timer is armed. `under` is a
+    /// wait of our own that goes on beneath an ACK we owe (a data frame
+    /// for us ended while we waited for our CTS or ACK).
+    Sifs { response: Response, under: Option<Wait> },
+    /// Our CTS or ACK is on the air.
+    Responding { under: Option<Wait> },
+}
+
+/// The inputs of the exchange state machine.
+#[derive(Clone, Copy, Debug)]
+enum Event<'a> {
+    /// The Access timer fired: IFS and backoff elapsed on an idle medium.
+    AccessGranted,
+    /// The Response timer fired: SIFS elapsed.
+    SifsElapsed,
+    /// The Timeout timer fired: the awaited CTS or ACK did not come.
+    ResponseTimeout,
+    /// Our own transmission ended.
+    TxEnd,
+    /// A frame addressed to us (or broadcast) was decoded.
+    Rx(&'a Frame),
+}
+
+/// How many recent sequence numbers the duplicate filter keeps per
+/// transmitter: enough for an MSDU of the second slot to overtake the one
+/// in hand, or several, and the retransmission still to be recognised.
+pub const DUP_CACHE_DEPTH: usize = 4;
+
+/// The recent sequence numbers received from one transmitter, newest first.
+#[derive(Clone, Copy, Debug)]
+struct RecentSeqs {
+    tx: u32,
+    seqs: [u16; DUP_CACHE_DEPTH],
+    len: usize,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -155,15 +243,12 @@ pub struct Dcf {
     backoff_pending: bool,
     /// When the current countdown's first slot starts (IFS end), if counting.
     counting_from: Option<SimTime>,
-    current: Option<Current>,
+    current: Option<Held>,
+    side: Option<Held>,
     exchange: Exchange,
-    /// A CTS, DATA or ACK to send when the Response timer fires.
-    response: Option<Frame>,
-    /// Our CTS or ACK is on the air.
-    responding: bool,
     next_seq: u16,
-    /// Last sequence number received from each transmitter (§9.3.2.10).
-    dup_cache: Vec<(u32, u16)>,
+    /// Recent ⟨transmitter, sequence number⟩ tuples (§9.3.2.10).
+    dup_cache: Vec<RecentSeqs>,
     timers: [TimerSlot; 3],
     pub stats: DcfStats,
 }
@@ -184,9 +269,8 @@ impl Dcf {
             backoff_pending: false,
             counting_from: None,
             current: None,
-            exchange: Exchange::None,
-            response: None,
-            responding: false,
+            side: None,
+            exchange: Exchange::Idle,
             next_seq: 0,
             dup_cache: Vec::new(),
             timers: [TimerSlot::default(); 3],
@@ -219,6 +303,42 @@ impl Dcf {
     /// that count it, e.g. as part of a node's backlog).
     pub fn current_msdu(&self) -> Option<(Msdu, u32)> {
         self.current.map(|c| (c.msdu, c.next_hop))
+    }
+
+    /// Every MSDU the MAC holds, with its next hop: the one in hand and
+    /// the second slot's.
+    pub fn held_msdus(&self) -> impl Iterator<Item = (Msdu, u32)> + '_ {
+        [self.current, self.side]
+            .into_iter()
+            .flatten()
+            .map(|c| (c.msdu, c.next_hop))
+    }
+
+    /// The frame on the air, if any, is a response: a CTS or ACK, or DATA
+    /// sent SIFS after a CTS. Responses go whatever the NAV says.
+    pub fn transmitting_response(&self) -> bool {
+        matches!(
+            self.exchange,
+            Exchange::Responding { .. } | Exchange::SendingData { response: true, .. }
+        )
+    }
+
+    fn slot(&self, s: Slot) -> &Option<Held> {
+        match s {
+            Slot::Current => &self.current,
+            Slot::Side => &self.side,
+        }
+    }
+
+    fn slot_mut(&mut self, s: Slot) -> &mut Option<Held> {
+        match s {
+            Slot::Current => &mut self.current,
+            Slot::Side => &mut self.side,
+        }
+    }
+
+    fn held(&self, s: Slot) -> Held {
+        self.slot(s).expect("an exchange for an empty slot")
     }
 
     // ---- timers -------------------------------------------------------
@@ -254,7 +374,7 @@ impl Dcf {
 
     /// Busy for our purposes: a frame exchange or response of our own.
     fn in_exchange(&self) -> bool {
-        self.exchange != Exchange::None || self.response.is_some() || self.responding
+        self.exchange != Exchange::Idle
     }
 
     /// When the first backoff slot may start: an IFS after the medium went
@@ -295,20 +415,24 @@ impl Dcf {
 
     // ---- inputs -------------------------------------------------------
 
-    /// An MSDU from the interface queue (only when `wants_msdu()`).
-    pub fn handle_msdu(&mut self, now: SimTime, msdu: Msdu, next_hop: u32, out: &mut Vec<MacAction>) {
-        debug_assert!(self.current.is_none());
+    fn hold(&mut self, msdu: Msdu, next_hop: u32, retries: Retries) -> Held {
         let frame_bytes = msdu.bytes + DATA_OVERHEAD_BYTES;
-        self.current = Some(Current {
+        let held = Held {
             msdu,
             next_hop,
             seq: self.next_seq,
             use_rts: next_hop != BROADCAST && frame_bytes > self.cfg.rts_threshold_bytes,
-            src: 0,
-            lrc: 0,
+            retries,
             attempts: 0,
-        });
+        };
         self.next_seq = (self.next_seq + 1) % 4096;
+        held
+    }
+
+    /// An MSDU from the interface queue (only when `wants_msdu()`).
+    pub fn handle_msdu(&mut self, now: SimTime, msdu: Msdu, next_hop: u32, out: &mut Vec<MacAction>) {
+        debug_assert!(self.current.is_none());
+        self.current = Some(self.hold(msdu, next_hop, Retries::default()));
         // §9.3.4.2: a frame that finds the medium idle may go once the
         // medium has been idle for DIFS; one that finds it busy backs off.
         if !self.backoff_pending {
@@ -319,6 +443,32 @@ impl Dcf {
                 self.draw_backoff();
             }
         }
+        self.reschedule_access(now, out);
+    }
+
+    /// Sends `msdu` from the second slot as DATA SIFS from now, inside an
+    /// exchange another station opened, and then awaits its ACK. The MSDU
+    /// in hand keeps its frozen backoff and retry counts. This is the
+    /// common end of quick-exchange's reverse packet, fast-forward's relayed
+    /// packet and OPET's answer to a ready-to-receive frame; `retries` are
+    /// the counts it carried back from the queue. Only outside an exchange,
+    /// with the second slot free.
+    pub fn send_from_second_slot(
+        &mut self,
+        now: SimTime,
+        msdu: Msdu,
+        next_hop: u32,
+        retries: Retries,
+        out: &mut Vec<MacAction>,
+    ) {
+        debug_assert!(self.side.is_none() && !self.in_exchange() && next_hop != BROADCAST);
+        self.freeze(now);
+        self.side = Some(self.hold(msdu, next_hop, retries));
+        self.exchange = Exchange::Sifs {
+            response: Response::Data(Slot::Side),
+            under: None,
+        };
+        self.set_timer(MacTimer::Response, now + self.cfg.sifs, out);
         self.reschedule_access(now, out);
     }
 
@@ -340,6 +490,7 @@ impl Dcf {
 
     /// A frame was decoded correctly.
     pub fn handle_rx(&mut self, now: SimTime, f: &Frame, out: &mut Vec<MacAction>) {
+        // §9.3.7: a correctly received frame ends EIFS.
         self.use_eifs = false;
         if f.rx != self.me && f.rx != BROADCAST {
             // §9.3.2.4: every frame for another station updates the NAV.
@@ -347,85 +498,15 @@ impl Dcf {
             if f.kind == FrameKind::Data {
                 out.push(MacAction::Overheard(*f));
             }
-            self.reschedule_access(now, out);
-            return;
-        }
-        match f.kind {
-            FrameKind::Rts => {
-                // §9.3.2.6: answer an RTS with a CTS only if the NAV is clear.
-                if !self.in_exchange() && !self.nav.is_set(now) {
-                    let dur = f
-                        .duration
-                        .as_nanos()
-                        .saturating_sub((self.cfg.sifs + self.cfg.cts_time()).as_nanos());
-                    self.respond(now, self.control(FrameKind::Cts, f.tx, Duration(dur)), out);
-                }
-            }
-            FrameKind::Cts => {
-                if self.exchange == Exchange::WaitCts && self.current.is_some_and(|c| c.next_hop == f.tx) {
-                    self.cancel_timer(MacTimer::Timeout);
-                    let c = self.current.as_mut().expect("checked");
-                    c.src = 0;
-                    let data = self.data_frame();
-                    self.exchange = Exchange::None;
-                    self.respond(now, data, out);
-                }
-            }
-            FrameKind::Data => {
-                if f.rx == self.me {
-                    // The ACK goes after SIFS whatever the NAV says (§9.3.2.8).
-                    self.respond(now, self.control(FrameKind::Ack, f.tx, Duration::ZERO), out);
-                }
-                if self.is_duplicate(f) {
-                    self.stats.duplicates += 1;
-                } else if let Some(msdu) = f.msdu {
-                    out.push(MacAction::Deliver { msdu, from: f.tx });
-                }
-            }
-            FrameKind::Ack => {
-                if self.exchange == Exchange::WaitAck {
-                    self.cancel_timer(MacTimer::Timeout);
-                    let c = self.current.take().expect("waiting for an ACK without a frame");
-                    out.push(MacAction::TxDone {
-                        msdu: c.msdu,
-                        next_hop: c.next_hop,
-                    });
-                    self.finish_exchange(now, out);
-                }
-            }
+        } else {
+            self.step(now, Event::Rx(f), out);
         }
         self.reschedule_access(now, out);
     }
 
     /// Our own transmission ended.
     pub fn handle_tx_end(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
-        if self.responding {
-            self.responding = false;
-        } else {
-            match self.exchange {
-                Exchange::Rts => {
-                    self.exchange = Exchange::WaitCts;
-                    let to = self.cfg.response_timeout(self.cfg.cts_time());
-                    self.set_timer(MacTimer::Timeout, now + to, out);
-                }
-                Exchange::Data => {
-                    let c = self.current.expect("data on the air without a frame");
-                    if c.next_hop == BROADCAST {
-                        self.current = None;
-                        out.push(MacAction::TxDone {
-                            msdu: c.msdu,
-                            next_hop: c.next_hop,
-                        });
-                        self.finish_exchange(now, out);
-                    } else {
-                        self.exchange = Exchange::WaitAck;
-                        let to = self.cfg.response_timeout(self.cfg.ack_time());
-                        self.set_timer(MacTimer::Timeout, now + to, out);
-                    }
-                }
-                _ => {}
-            }
-        }
+        self.step(now, Event::TxEnd, out);
         self.reschedule_access(now, out);
     }
 
@@ -435,54 +516,281 @@ impl Dcf {
             return; // stale: cancelled or re-armed since
         }
         slot.at = None;
-        match timer {
-            MacTimer::Access => {
+        let event = match timer {
+            MacTimer::Access => Event::AccessGranted,
+            MacTimer::Response => Event::SifsElapsed,
+            MacTimer::Timeout => Event::ResponseTimeout,
+        };
+        self.step(now, event, out);
+    }
+
+    // ---- the frame exchange -------------------------------------------
+
+    /// One transition of the exchange state machine.
+    fn step(&mut self, now: SimTime, event: Event, out: &mut Vec<MacAction>) {
+        use Exchange::{Idle, Responding, SendingData, SendingRts, Sifs, Waiting};
+        match (self.exchange, event) {
+            // §9.3.4.3: the backoff reached zero on an idle medium. The
+            // MSDU in hand goes, after an RTS if it is longer than the RTS
+            // threshold (§9.3.2.6); without one the post-backoff just ends.
+            (Idle, Event::AccessGranted) => {
                 self.counting_from = None;
                 self.backoff_slots = 0;
                 self.backoff_pending = false;
                 if self.current.is_some() {
-                    self.start_exchange(out);
+                    self.initiate(out);
                 }
             }
-            MacTimer::Response => {
-                let f = self.response.take().expect("response timer without a response");
-                if f.kind == FrameKind::Data {
-                    self.exchange = Exchange::Data;
-                } else {
-                    self.responding = true;
-                }
+            // §9.3.2.6, §9.3.2.8: CTS and ACK go SIFS after the frame that
+            // solicited them, whatever the medium and the NAV say.
+            (
+                Sifs {
+                    response: Response::Control(f),
+                    under,
+                },
+                Event::SifsElapsed,
+            ) => {
+                self.exchange = Responding { under };
                 out.push(MacAction::Transmit(f));
             }
-            MacTimer::Timeout => self.handle_response_timeout(now, out),
+            // §9.3.2.6: DATA goes SIFS after the CTS (or, from the second
+            // slot, after the frame that invited it).
+            (
+                Sifs {
+                    response: Response::Data(slot),
+                    ..
+                },
+                Event::SifsElapsed,
+            ) => {
+                let data = self.data_frame(slot);
+                if let Some(h) = self.slot_mut(slot).as_mut() {
+                    h.attempts += 1;
+                }
+                self.exchange = SendingData { slot, response: true };
+                out.push(MacAction::Transmit(data));
+            }
+            // §9.3.2.6: after an RTS the station awaits the CTS for
+            // CTSTimeout = SIFS + CTS + slot.
+            (SendingRts(slot), Event::TxEnd) => {
+                self.exchange = Waiting(Wait::Cts(slot));
+                let to = self.cfg.response_timeout(self.cfg.cts_time());
+                self.set_timer(MacTimer::Timeout, now + to, out);
+            }
+            // §9.3.6: a group-addressed frame is not acknowledged; it is
+            // done once sent.
+            (SendingData { slot, .. }, Event::TxEnd) if self.held(slot).next_hop == BROADCAST => {
+                self.exchange = Idle;
+                self.delivered(now, slot, out);
+            }
+            // §9.3.2.8: after unicast DATA the station awaits the ACK for
+            // ACKTimeout = SIFS + ACK + slot.
+            (SendingData { slot, .. }, Event::TxEnd) => {
+                self.exchange = Waiting(Wait::Ack(slot));
+                let to = self.cfg.response_timeout(self.cfg.ack_time());
+                self.set_timer(MacTimer::Timeout, now + to, out);
+            }
+            // Our CTS or ACK ended: back to our own wait, if one goes on.
+            (Responding { under }, Event::TxEnd) => {
+                self.exchange = under.map_or(Idle, Waiting);
+            }
+            // §9.3.2.6, §9.3.2.8: no CTS or ACK within the timeout: the
+            // attempt failed (§9.3.4.4 retry counts).
+            (Waiting(wait), Event::ResponseTimeout) => {
+                self.exchange = Idle;
+                self.failed(now, wait, out);
+            }
+            // The same, while we owe or send an ACK of our own: the ACK
+            // still goes; the failed attempt is handled now.
+            (
+                Sifs {
+                    response,
+                    under: Some(wait),
+                },
+                Event::ResponseTimeout,
+            ) => {
+                self.exchange = Sifs { response, under: None };
+                self.failed(now, wait, out);
+            }
+            (Responding { under: Some(wait) }, Event::ResponseTimeout) => {
+                self.exchange = Responding { under: None };
+                self.failed(now, wait, out);
+            }
+            // §9.3.2.6: an RTS for us is answered with a CTS after SIFS if
+            // the NAV is clear; its Duration is the RTS's less SIFS + CTS.
+            (Idle, Event::Rx(f)) if f.kind == FrameKind::Rts && !self.nav.is_set(now) => {
+                let dur = f
+                    .duration
+                    .as_nanos()
+                    .saturating_sub((self.cfg.sifs + self.cfg.cts_time()).as_nanos());
+                let cts = self.control(FrameKind::Cts, f.tx, Duration(dur));
+                self.respond(now, Response::Control(cts), None, out);
+            }
+            // §9.3.2.6: the CTS from the RTS's receiver: DATA after SIFS;
+            // the short retry count is reset (§9.3.4.4).
+            (Waiting(Wait::Cts(slot)), Event::Rx(f))
+                if f.kind == FrameKind::Cts && self.held(slot).next_hop == f.tx =>
+            {
+                self.cancel_timer(MacTimer::Timeout);
+                if let Some(h) = self.slot_mut(slot).as_mut() {
+                    h.retries.short = 0;
+                }
+                self.respond(now, Response::Data(slot), None, out);
+            }
+            // §9.3.2.8: the ACK completes the MSDU.
+            (Waiting(Wait::Ack(slot)), Event::Rx(f)) if f.kind == FrameKind::Ack => {
+                self.cancel_timer(MacTimer::Timeout);
+                self.exchange = Idle;
+                self.delivered(now, slot, out);
+            }
+            // §9.3.2.8: unicast DATA for us is acknowledged after SIFS,
+            // whatever the medium and the NAV say, even while we await a
+            // response of our own (that wait goes on beneath); §9.3.2.10:
+            // it is delivered unless it is a duplicate.
+            (Idle | Waiting(_), Event::Rx(f)) if f.kind == FrameKind::Data => {
+                if f.rx == self.me {
+                    let under = match self.exchange {
+                        Waiting(w) => Some(w),
+                        _ => None,
+                    };
+                    let ack = self.control(FrameKind::Ack, f.tx, Duration::ZERO);
+                    self.respond(now, Response::Control(ack), under, out);
+                }
+                self.receive_data(f, out);
+            }
+            // §9.3.6: a broadcast data frame is never acknowledged, so it
+            // is taken whatever the exchange (while we are not sending).
+            (Sifs { .. }, Event::Rx(f)) if f.kind == FrameKind::Data && f.is_broadcast() => {
+                self.receive_data(f, out);
+            }
+            // Anything else is ignored: an RTS under a set NAV or while in
+            // an exchange (no CTS, §9.3.2.6), a CTS or ACK not awaited, unicast DATA while a
+            // response is already due (only possible if SIFS outlasts a
+            // frame; its sender retries), and events of other states.
+            _ => {}
         }
     }
 
-    // ---- frame exchanges ----------------------------------------------
+    /// Arms the Response timer for a response due SIFS from now.
+    fn respond(&mut self, now: SimTime, response: Response, under: Option<Wait>, out: &mut Vec<MacAction>) {
+        self.exchange = Exchange::Sifs { response, under };
+        self.set_timer(MacTimer::Response, now + self.cfg.sifs, out);
+    }
+
+    /// Starts an exchange with the MSDU in hand (channel access won).
+    fn initiate(&mut self, out: &mut Vec<MacAction>) {
+        let c = self.held(Slot::Current);
+        let frame = if c.use_rts {
+            let data = self.data_frame(Slot::Current);
+            // RTS reserves CTS + DATA + ACK and three SIFS (§9.2.5.2).
+            let dur = self.cfg.sifs.mul(3) + self.cfg.cts_time() + data.airtime() + self.cfg.ack_time();
+            self.exchange = Exchange::SendingRts(Slot::Current);
+            let mut rts = self.control(FrameKind::Rts, c.next_hop, dur);
+            rts.retry = c.retries.short > 0;
+            rts
+        } else {
+            self.exchange = Exchange::SendingData {
+                slot: Slot::Current,
+                response: false,
+            };
+            let data = self.data_frame(Slot::Current);
+            if let Some(cur) = self.current.as_mut() {
+                cur.attempts += 1;
+            }
+            data
+        };
+        out.push(MacAction::Transmit(frame));
+    }
+
+    fn receive_data(&mut self, f: &Frame, out: &mut Vec<MacAction>) {
+        if self.is_duplicate(f) {
+            self.stats.duplicates += 1;
+        } else if let Some(msdu) = f.msdu {
+            out.push(MacAction::Deliver { msdu, from: f.tx });
+        }
+    }
+
+    /// The MSDU of `slot` was acknowledged (or sent, if broadcast).
+    fn delivered(&mut self, now: SimTime, slot: Slot, out: &mut Vec<MacAction>) {
+        let h = self.slot_mut(slot).take().expect("delivered from an empty slot");
+        out.push(MacAction::TxDone {
+            msdu: h.msdu,
+            next_hop: h.next_hop,
+        });
+        match slot {
+            Slot::Current => self.finish_exchange(now, out),
+            // The MSDU in hand resumes its frozen backoff.
+            Slot::Side => self.reschedule_access(now, out),
+        }
+    }
+
+    /// A CTS or ACK did not come for the MSDU of `wait`'s slot.
+    fn failed(&mut self, now: SimTime, wait: Wait, out: &mut Vec<MacAction>) {
+        let (slot, waited_cts) = match wait {
+            Wait::Cts(s) => (s, true),
+            Wait::Ack(s) => (s, false),
+        };
+        let cfg = &self.cfg;
+        let (short_limit, long_limit) = (cfg.short_retry_limit, cfg.long_retry_limit);
+        let h = self.slot_mut(slot).as_mut().expect("a timeout for an empty slot");
+        // §9.3.4.4: RTS failures and unprotected data count against the short
+        // retry limit, data sent after RTS/CTS against the long one.
+        let exhausted = if waited_cts || !h.use_rts {
+            h.retries.short += 1;
+            h.retries.short >= short_limit
+        } else {
+            h.retries.long += 1;
+            h.retries.long >= long_limit
+        };
+        let h = *h;
+        if exhausted {
+            *self.slot_mut(slot) = None;
+            self.stats.retry_drops += 1;
+            out.push(MacAction::TxFailed {
+                msdu: h.msdu,
+                next_hop: h.next_hop,
+            });
+        }
+        match (slot, exhausted) {
+            (Slot::Current, true) => self.finish_exchange(now, out),
+            (Slot::Current, false) => {
+                self.cw = (2 * self.cw + 1).min(self.cfg.cw_max);
+                self.draw_backoff();
+                self.reschedule_access(now, out);
+            }
+            // The second slot's MSDU goes back to the queue with its counts;
+            // the contention window belongs to the MSDU in hand.
+            (Slot::Side, false) => {
+                self.side = None;
+                out.push(MacAction::Requeue {
+                    msdu: h.msdu,
+                    next_hop: h.next_hop,
+                    retries: h.retries,
+                });
+                self.reschedule_access(now, out);
+            }
+            (Slot::Side, true) => self.reschedule_access(now, out),
+        }
+    }
+
+    /// After success or a drop of the MSDU in hand: reset CW, and back off
+    /// again (§9.3.4.3: a backoff follows every transmission attempt).
+    fn finish_exchange(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
+        self.cw = self.cfg.cw_min;
+        self.draw_backoff();
+        self.reschedule_access(now, out);
+    }
 
     fn control(&self, kind: FrameKind, rx: u32, duration: Duration) -> Frame {
-        Frame {
-            kind,
-            tx: self.me,
-            rx,
-            duration,
-            seq: 0,
-            retry: false,
-            msdu: None,
-            bytes: match kind {
-                FrameKind::Rts => RTS_BYTES,
-                FrameKind::Cts => CTS_BYTES,
-                _ => ACK_BYTES,
-            },
-            rate: if kind == FrameKind::Ack {
-                self.cfg.ack_rate
-            } else {
-                self.cfg.basic_rate
-            },
-        }
+        let rate = if kind == FrameKind::Ack {
+            self.cfg.ack_rate
+        } else {
+            self.cfg.basic_rate
+        };
+        Frame::control(kind, self.me, rx, duration, rate)
     }
 
-    fn data_frame(&self) -> Frame {
-        let c = self.current.expect("no frame in hand");
+    fn data_frame(&self, slot: Slot) -> Frame {
+        let c = self.held(slot);
         let broadcast = c.next_hop == BROADCAST;
         Frame {
             kind: FrameKind::Data,
@@ -504,91 +812,39 @@ impl Dcf {
             } else {
                 self.cfg.data_rate
             },
+            ext: Extensions::default(),
         }
     }
 
-    fn start_exchange(&mut self, out: &mut Vec<MacAction>) {
-        let c = self.current.expect("checked by caller");
-        let frame = if c.use_rts {
-            let data = self.data_frame();
-            // RTS reserves CTS + DATA + ACK and three SIFS (§9.2.5.2).
-            let dur = self.cfg.sifs.mul(3) + self.cfg.cts_time() + data.airtime() + self.cfg.ack_time();
-            self.exchange = Exchange::Rts;
-            let mut rts = self.control(FrameKind::Rts, c.next_hop, dur);
-            rts.retry = c.src > 0;
-            rts
-        } else {
-            self.exchange = Exchange::Data;
-            self.data_frame()
-        };
-        if let Some(cur) = self.current.as_mut() {
-            if !cur.use_rts {
-                cur.attempts += 1;
-            }
-        }
-        out.push(MacAction::Transmit(frame));
-    }
-
-    fn respond(&mut self, now: SimTime, f: Frame, out: &mut Vec<MacAction>) {
-        if f.kind == FrameKind::Data {
-            if let Some(c) = self.current.as_mut() {
-                c.attempts += 1;
-            }
-        }
-        self.response = Some(f);
-        self.set_timer(MacTimer::Response, now + self.cfg.sifs, out);
-    }
-
-    fn handle_response_timeout(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
-        let waited_cts = self.exchange == Exchange::WaitCts;
-        self.exchange = Exchange::None;
-        let cfg = &self.cfg;
-        let c = self.current.as_mut().expect("timeout without a frame");
-        // §9.3.4.4: RTS failures and unprotected data count against the short
-        // retry limit, data sent after RTS/CTS against the long one.
-        let exhausted = if waited_cts || !c.use_rts {
-            c.src += 1;
-            c.src >= cfg.short_retry_limit
-        } else {
-            c.lrc += 1;
-            c.lrc >= cfg.long_retry_limit
-        };
-        if exhausted {
-            let c = self.current.take().expect("checked");
-            self.stats.retry_drops += 1;
-            out.push(MacAction::TxFailed {
-                msdu: c.msdu,
-                next_hop: c.next_hop,
-            });
-            self.finish_exchange(now, out);
-        } else {
-            self.cw = (2 * self.cw + 1).min(self.cfg.cw_max);
-            self.draw_backoff();
-            self.reschedule_access(now, out);
-        }
-    }
-
-    /// After success or a drop: reset CW, and back off again (§9.3.4.3:
-    /// a backoff follows every transmission attempt).
-    fn finish_exchange(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
-        self.exchange = Exchange::None;
-        self.cw = self.cfg.cw_min;
-        self.draw_backoff();
-        self.reschedule_access(now, out);
-    }
-
+    /// §9.3.2.10: a frame with the Retry bit whose ⟨transmitter, sequence
+    /// number⟩ is among the recent ones is a duplicate. Several recent
+    /// numbers are kept per transmitter, so that a retransmission is still
+    /// caught after a frame from the second slot overtook it.
     fn is_duplicate(&mut self, f: &Frame) -> bool {
-        match self.dup_cache.iter_mut().find(|(tx, _)| *tx == f.tx) {
-            Some(entry) => {
-                let dup = f.retry && entry.1 == f.seq;
-                entry.1 = f.seq;
-                dup
-            }
+        let i = match self.dup_cache.iter().position(|e| e.tx == f.tx) {
+            Some(i) => i,
             None => {
-                self.dup_cache.push((f.tx, f.seq));
-                false
+                self.dup_cache.push(RecentSeqs {
+                    tx: f.tx,
+                    seqs: [0; DUP_CACHE_DEPTH],
+                    len: 0,
+                });
+                self.dup_cache.len() - 1
             }
-        }
+        };
+        let e = &mut self.dup_cache[i];
+        let seen = e.seqs[..e.len].iter().position(|&s| s == f.seq);
+        // Newest first: move (or insert) this number to the front.
+        let end = match seen {
+            Some(j) => j,
+            None => {
+                e.len = (e.len + 1).min(DUP_CACHE_DEPTH);
+                e.len - 1
+            }
+        };
+        e.seqs.copy_within(0..end, 1);
+        e.seqs[0] = f.seq;
+        f.retry && seen.is_some()
     }
 }
 

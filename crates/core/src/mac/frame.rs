@@ -1,5 +1,14 @@
 //! 802.11 MAC frames as small copyable structs (a `Repr`, in smoltcp's
-//! terms); real bytes are produced only for traces.
+//! terms), with their bytes beside them: `Frame::emit` writes the MAC
+//! frame as it goes on the air (FCS excluded), for traces only. The logic
+//! never looks at bytes.
+//!
+//! Besides the four frames of the standard DCF, a frame can carry what the
+//! DCF's extensions add: a piggybacked ACK (quick-exchange's DATA2+ACK1 and
+//! fast-forward's ACK-RTS, Berger et al. §3), a second receiver address
+//! (the RTS part of an ACK-RTS), a flow label and a negative-CTS flag
+//! (OPET's RTS(f) and NCTS, Zhai et al.), and quick-exchange's τ field.
+//! With every extension off, frames and their bytes are those of 802.11.
 
 use crate::phy::Rate;
 use crate::time::Duration;
@@ -15,6 +24,8 @@ pub const ACK_BYTES: u32 = 14;
 /// Data frame header (24 bytes, three addresses) plus FCS (4 bytes).
 pub const DATA_OVERHEAD_BYTES: u32 = 28;
 
+/// The frame kinds, in the order of the per-kind counters. Extensions
+/// append theirs; counters are sized by `FrameKind::ALL.len()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FrameKind {
     Rts,
@@ -36,6 +47,16 @@ impl FrameKind {
             FrameKind::Ack => "ack",
         }
     }
+    /// Frame control, first byte: protocol version 0, type and subtype
+    /// (§8.2.4.1.3, Table 8-1).
+    fn frame_control(self) -> u8 {
+        match self {
+            FrameKind::Rts => 0xb4,  // control, subtype 1011
+            FrameKind::Cts => 0xc4,  // control, subtype 1100
+            FrameKind::Ack => 0xd4,  // control, subtype 1101
+            FrameKind::Data => 0x08, // data, subtype 0000
+        }
+    }
 }
 
 /// A network-layer packet carried by a data frame: its handle in the
@@ -44,6 +65,25 @@ impl FrameKind {
 pub struct Msdu {
     pub packet: u32,
     pub bytes: u32,
+}
+
+/// What the DCF's extensions add to a frame; all empty in plain 802.11.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Extensions {
+    /// The frame also acknowledges the last data frame from `rx`
+    /// (quick-exchange's DATA2+ACK1 is a data frame with this set; the
+    /// standard's Data+CF-Ack subtype, §8.2.4.1.3).
+    pub piggybacked_ack: bool,
+    /// A second receiver address: fast-forward's ACK-RTS acknowledges `rx`
+    /// and asks `rx2` for a CTS.
+    pub rx2: Option<u32>,
+    /// The flow the frame concerns (OPET's RTS(f) and ready-to-receive).
+    pub flow: Option<u32>,
+    /// A negative CTS: the receiver refuses the RTS (OPET's backward
+    /// pressure).
+    pub negative_cts: bool,
+    /// Quick-exchange's τ in a CTS: the extra time the exchange needs.
+    pub tau: Duration,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,13 +101,148 @@ pub struct Frame {
     /// MAC frame size (header and FCS included).
     pub bytes: u32,
     pub rate: Rate,
+    pub ext: Extensions,
 }
 
+/// The MAC address of node `i` (internal index): 02:00:00:00:hi:lo with
+/// hi.lo = i + 1, a locally administered unicast address.
+pub fn mac_address(node: u32) -> [u8; 6] {
+    if node == BROADCAST {
+        return [0xff; 6];
+    }
+    let n = node + 1;
+    [0x02, 0, 0, 0, (n >> 8) as u8, n as u8]
+}
+
+/// The IBSS's BSSID (locally administered), Address 3 of data frames.
+pub const BSSID: [u8; 6] = [0x02, 0xff, 0x00, 0x00, 0x00, 0x01];
+
+/// LLC/SNAP header announcing an IPv4 payload (RFC 1042). The airtime
+/// model, like ns-2 and the papers, counts 28 MAC bytes without it.
+pub const LLC_SNAP_IPV4: [u8; 8] = [0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00];
+
 impl Frame {
+    /// A control frame (RTS, CTS or ACK) with no extension.
+    pub fn control(kind: FrameKind, tx: u32, rx: u32, duration: Duration, rate: Rate) -> Frame {
+        Frame {
+            kind,
+            tx,
+            rx,
+            duration,
+            seq: 0,
+            retry: false,
+            msdu: None,
+            bytes: match kind {
+                FrameKind::Rts => RTS_BYTES,
+                FrameKind::Cts => CTS_BYTES,
+                _ => ACK_BYTES,
+            },
+            rate,
+            ext: Extensions::default(),
+        }
+    }
+
     pub fn airtime(&self) -> Duration {
         self.rate.airtime(self.bytes)
     }
     pub fn is_broadcast(&self) -> bool {
         self.rx == BROADCAST
+    }
+    /// The frame names `node` as a receiver (RA, or the second RA).
+    pub fn is_addressed_to(&self, node: u32) -> bool {
+        self.rx == node || self.ext.rx2 == Some(node)
+    }
+
+    /// The Duration field in whole microseconds, rounded up (§8.2.4.2).
+    pub fn duration_us(&self) -> u16 {
+        self.duration.as_nanos().div_ceil(1000).min(32767) as u16
+    }
+
+    /// Appends the MAC header as it goes on the air; for a data frame also
+    /// the LLC/SNAP header, after which the caller appends the MSDU's
+    /// bytes. The FCS is not written.
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        let flags = if self.retry { 0x08 } else { 0x00 };
+        out.extend_from_slice(&[self.kind.frame_control(), flags]);
+        out.extend_from_slice(&self.duration_us().to_le_bytes());
+        out.extend_from_slice(&mac_address(self.rx));
+        match self.kind {
+            FrameKind::Rts => out.extend_from_slice(&mac_address(self.tx)),
+            FrameKind::Cts | FrameKind::Ack => {}
+            FrameKind::Data => {
+                out.extend_from_slice(&mac_address(self.tx));
+                out.extend_from_slice(&BSSID);
+                out.extend_from_slice(&(self.seq << 4).to_le_bytes());
+                out.extend_from_slice(&LLC_SNAP_IPV4);
+            }
+        }
+    }
+
+    /// Bytes `emit` writes before the MSDU (MAC header, LLC/SNAP for data).
+    pub fn emitted_header_len(&self) -> usize {
+        match self.kind {
+            FrameKind::Data => 24 + LLC_SNAP_IPV4.len(),
+            _ => self.bytes.saturating_sub(4) as usize,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_frames_emit_their_standard_layout() {
+        let us = Duration::from_micros;
+        let rts = Frame::control(FrameKind::Rts, 0, 1, us(5054), Rate::MBPS_1);
+        let mut b = Vec::new();
+        rts.emit(&mut b);
+        // FC, Duration 5054 µs, RA 02:..:02, TA 02:..:01 (FCS excluded).
+        assert_eq!(b.len(), 16);
+        assert_eq!(b.len(), rts.emitted_header_len());
+        assert_eq!(&b[..4], &[0xb4, 0x00, 0xbe, 0x13]);
+        assert_eq!(&b[4..], &[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1]);
+        for (kind, fc) in [(FrameKind::Cts, 0xc4), (FrameKind::Ack, 0xd4)] {
+            let mut b = Vec::new();
+            let f = Frame::control(kind, 1, 0, Duration(1), Rate::MBPS_1);
+            f.emit(&mut b);
+            // A Duration of 1 ns is rounded up to 1 µs.
+            assert_eq!(b, vec![fc, 0, 1, 0, 2, 0, 0, 0, 0, 1]);
+            assert_eq!(b.len(), f.emitted_header_len());
+        }
+    }
+
+    #[test]
+    fn data_frame_header_has_three_addresses_seq_and_snap() {
+        let f = Frame {
+            kind: FrameKind::Data,
+            tx: 1,
+            rx: 2,
+            duration: Duration::from_micros(314),
+            seq: 9,
+            retry: true,
+            msdu: Some(Msdu { packet: 0, bytes: 40 }),
+            bytes: 68,
+            rate: Rate::MBPS_2,
+            ext: Extensions::default(),
+        };
+        let mut b = Vec::new();
+        f.emit(&mut b);
+        assert_eq!(b.len(), 32);
+        assert_eq!(b.len(), f.emitted_header_len());
+        assert_eq!(&b[..2], &[0x08, 0x08], "data, retry flag");
+        assert_eq!(&b[4..10], &mac_address(2));
+        assert_eq!(&b[10..16], &mac_address(1));
+        assert_eq!(&b[16..22], &BSSID);
+        assert_eq!(u16::from_le_bytes([b[22], b[23]]), 9 << 4);
+        assert_eq!(&b[24..], &LLC_SNAP_IPV4);
+    }
+
+    #[test]
+    fn second_receiver_address_counts_as_addressed() {
+        let mut f = Frame::control(FrameKind::Ack, 1, 0, Duration::ZERO, Rate::MBPS_1);
+        assert!(f.is_addressed_to(0) && !f.is_addressed_to(2));
+        f.ext.rx2 = Some(2);
+        assert!(f.is_addressed_to(0) && f.is_addressed_to(2));
     }
 }

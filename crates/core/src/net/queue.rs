@@ -243,6 +243,23 @@ impl InterfaceQueue {
         Ok(())
     }
 
+    /// Puts back at the head a packet the MAC had taken and gives back
+    /// (an MSDU of its second slot that failed with retries left). It was
+    /// admitted once, so no admission test runs and the capacity may be
+    /// exceeded by the packets the MAC held. A local packet of the ingress
+    /// scheduler was released already: it goes back ahead of the local
+    /// queue, not through its flow's spacing again.
+    pub fn push_front(&mut self, now: SimTime, q: Queued) {
+        self.account(now);
+        if q.control {
+            self.control.push_front(q);
+        } else if let (true, Discipline::Throttle(ing)) = (q.local, &mut self.discipline) {
+            ing.push_front(q);
+        } else {
+            self.data.push_front(q);
+        }
+    }
+
     /// The next packet `select` admits, control packets first (then, with
     /// the ingress scheduler, eligible local packets before forwarded ones).
     pub fn dequeue(&mut self, now: SimTime, select: Select) -> Option<Queued> {

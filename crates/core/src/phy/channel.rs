@@ -1,11 +1,13 @@
 //! The shared channel: node positions and, for each node, the list of nodes
-//! within carrier-sense range with the received power and propagation delay
-//! precomputed. A uniform grid with cells of the carrier-sense range finds
+//! within interference range (by default the carrier-sense range) with the
+//! received power, the propagation delay and the rates that decode there
+//! precomputed. A uniform grid with cells of the interference range finds
 //! neighbours in O(1) cells; lists change only when a node moves, so a
-//! transmission touches only its carrier-sense neighbourhood (DESIGN.md
-//! principle 5) and never recomputes propagation.
+//! transmission touches only its neighbourhood (DESIGN.md principle 5) and
+//! never recomputes propagation.
 
 use super::propagation::{Thresholds, TwoRayGround};
+use super::{PhyConfig, Rate, RateSet};
 use crate::time::Duration;
 use std::collections::HashMap;
 
@@ -26,15 +28,28 @@ pub struct Neighbor {
     pub node: u32,
     pub power_w: f64,
     pub delay: Duration,
-    /// Within transmission range: frames from the owner can decode here.
+    /// The rates whose frames from the owner decode here (within each
+    /// rate's range).
+    pub rates: RateSet,
+    /// Every rate of a unicast exchange decodes here: a link for routing.
     pub in_rx_range: bool,
+}
+
+impl Neighbor {
+    /// The fastest rate that decodes here.
+    pub fn best_rate(&self) -> Option<Rate> {
+        self.rates.best()
+    }
 }
 
 pub struct Channel {
     model: TwoRayGround,
     pub thresholds: Thresholds,
     tx_range_m: f64,
-    cs_range_m: f64,
+    rate_range_m: [f64; 4],
+    link_rates: RateSet,
+    /// Signals reach this far; the grid's cell size.
+    reach_m: f64,
     positions: Vec<Position>,
     neighbors: Vec<Vec<Neighbor>>,
     /// Per node, indices into its neighbour list by increasing delay (then
@@ -44,15 +59,17 @@ pub struct Channel {
 }
 
 impl Channel {
-    pub fn new(positions: Vec<Position>, tx_range_m: f64, cs_range_m: f64, capture_db: f64) -> Self {
+    pub fn new(positions: Vec<Position>, cfg: &PhyConfig) -> Self {
         let model = TwoRayGround::default();
-        let thresholds = Thresholds::from_ranges(&model, tx_range_m, cs_range_m, capture_db);
+        let thresholds = Thresholds::from_config(&model, cfg);
         let n = positions.len();
         let mut ch = Channel {
             model,
             thresholds,
-            tx_range_m,
-            cs_range_m,
+            tx_range_m: cfg.tx_range_m,
+            rate_range_m: cfg.rate_range_m,
+            link_rates: cfg.link_rates,
+            reach_m: cfg.interference_range_m.max(cfg.cs_range_m),
             positions,
             neighbors: vec![Vec::new(); n],
             by_delay: vec![Vec::new(); n],
@@ -76,7 +93,7 @@ impl Channel {
         self.by_delay[i as usize] = order;
     }
 
-    /// Nodes within carrier-sense range of `node`, by increasing propagation delay.
+    /// Nodes within reach of `node` (interference range), by increasing propagation delay.
     pub fn neighbors_by_delay(&self, node: u32) -> impl Iterator<Item = &Neighbor> {
         let list = &self.neighbors[node as usize];
         self.by_delay[node as usize].iter().map(move |&k| &list[k as usize])
@@ -94,7 +111,7 @@ impl Channel {
         self.positions[node as usize]
     }
 
-    /// Nodes within carrier-sense range of `node`, by increasing id.
+    /// Nodes within reach of `node` (interference range), by increasing id.
     pub fn neighbors(&self, node: u32) -> &[Neighbor] {
         &self.neighbors[node as usize]
     }
@@ -108,12 +125,24 @@ impl Channel {
             .collect()
     }
 
-    /// Whether `to` can decode frames from `from` (distance within tx range).
+    /// Whether `to` decodes frames from `from` at every rate of a unicast
+    /// exchange (each within its rate's range).
     pub fn in_rx_range(&self, from: u32, to: u32) -> bool {
-        self.within(
-            self.positions[from as usize].distance(&self.positions[to as usize]),
-            self.tx_range_m,
-        )
+        let d = self.positions[from as usize].distance(&self.positions[to as usize]);
+        self.rates_at(d).covers(self.link_rates)
+    }
+
+    /// The decode range of `tx_range_m`, for messages.
+    pub fn tx_range_m(&self) -> f64 {
+        self.tx_range_m
+    }
+
+    /// The rates that decode at distance `d`.
+    fn rates_at(&self, d: f64) -> RateSet {
+        Rate::ALL
+            .into_iter()
+            .filter(|r| self.within(d, self.rate_range_m[r.index()]))
+            .collect()
     }
 
     /// Distances equal to a range count as inside it: a frame decodes at
@@ -123,10 +152,7 @@ impl Channel {
     }
 
     fn cell(&self, p: &Position) -> (i64, i64) {
-        (
-            (p.x / self.cs_range_m).floor() as i64,
-            (p.y / self.cs_range_m).floor() as i64,
-        )
+        ((p.x / self.reach_m).floor() as i64, (p.y / self.reach_m).floor() as i64)
     }
 
     fn compute_neighbors(&self, i: u32) -> Vec<Neighbor> {
@@ -152,14 +178,16 @@ impl Channel {
 
     fn link(&self, i: u32, j: u32) -> Option<Neighbor> {
         let d = self.positions[i as usize].distance(&self.positions[j as usize]);
-        if !self.within(d, self.cs_range_m) {
+        if !self.within(d, self.reach_m) {
             return None;
         }
+        let rates = self.rates_at(d);
         Some(Neighbor {
             node: j,
             power_w: self.model.rx_power_w(d),
             delay: Duration::from_nanos((d / super::SPEED_OF_LIGHT * 1e9).round() as u64),
-            in_rx_range: self.within(d, self.tx_range_m),
+            rates,
+            in_rx_range: rates.covers(self.link_rates),
         })
     }
 
@@ -204,7 +232,7 @@ mod tests {
                 y: 0.0,
             })
             .collect();
-        Channel::new(pos, 250.0, 550.0, 10.0)
+        Channel::new(pos, &PhyConfig::with_ranges(250.0, 550.0, 10.0))
     }
 
     #[test]
@@ -219,6 +247,41 @@ mod tests {
         assert!(ch.neighbors(1)[2].power_w >= ch.thresholds.cs_w);
         let ch = chain(2, 250.5);
         assert!(!ch.in_rx_range(0, 1));
+    }
+
+    #[test]
+    fn per_rate_ranges_1_mbps_at_250_m_and_11_mbps_at_30_m() {
+        let pos = [0.0, 30.0, 31.0, 250.0, 251.0, 700.0]
+            .into_iter()
+            .map(|x| Position { x, y: 0.0 })
+            .collect();
+        let mut cfg = PhyConfig::with_ranges(250.0, 550.0, 10.0);
+        cfg.rate_range_m[Rate::MBPS_11.index()] = 30.0;
+        cfg.interference_range_m = 700.0;
+        cfg.link_rates = RateSet::NONE.with(Rate::MBPS_1).with(Rate::MBPS_11);
+        let ch = Channel::new(pos, &cfg);
+        let best: Vec<Option<Rate>> = ch.neighbors(0).iter().map(|n| n.best_rate()).collect();
+        // 30 m: every rate; 31 and 250 m: up to 5.5; 251 m and 700 m: none.
+        assert_eq!(
+            best,
+            vec![
+                Some(Rate::MBPS_11),
+                Some(Rate::MBPS_5_5),
+                Some(Rate::MBPS_5_5),
+                None,
+                None
+            ]
+        );
+        assert!(ch.neighbors(0)[2].rates.contains(Rate::MBPS_1));
+        // A routing link needs 1 and 11 Mbit/s: only the node at 30 m.
+        assert_eq!(ch.rx_adjacency()[0], vec![1]);
+        assert!(ch.in_rx_range(0, 1) && !ch.in_rx_range(0, 2));
+        // The node at 700 m is beyond carrier sense but within the
+        // interference range: delivered, below the carrier-sense threshold.
+        let far = ch.neighbors(0)[4];
+        assert_eq!(far.node, 5);
+        assert!(far.power_w < ch.thresholds.cs_w);
+        assert!(ch.thresholds.rx_w_at(Rate::MBPS_11) > ch.thresholds.rx_w_at(Rate::MBPS_1));
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! 802.11b DSSS/CCK physical layer: propagation, airtime, per-node radio
-//! state with capture, and the channel (who hears whom).
+//! 802.11b DSSS/CCK physical layer: propagation, airtime, the channel (who
+//! hears whom), and per node a radio whose state-time accounting is kept
+//! apart from the decision whether a frame is received (`reception`).
 
 pub mod channel;
 pub mod propagation;
 pub mod radio;
+pub mod reception;
 
 use crate::time::Duration;
 
@@ -23,12 +25,22 @@ impl Rate {
     pub const MBPS_2: Rate = Rate(20);
     pub const MBPS_5_5: Rate = Rate(55);
     pub const MBPS_11: Rate = Rate(110);
+    /// Every 802.11b rate, slowest first; `index()` is the position here.
+    pub const ALL: [Rate; 4] = [Rate::MBPS_1, Rate::MBPS_2, Rate::MBPS_5_5, Rate::MBPS_11];
 
     /// The 802.11b rates are 1, 2, 5.5 and 11 Mbit/s; anything else is refused.
     pub fn from_mbps(mbps: f64) -> Option<Rate> {
-        [Rate::MBPS_1, Rate::MBPS_2, Rate::MBPS_5_5, Rate::MBPS_11]
-            .into_iter()
-            .find(|r| (r.mbps() - mbps).abs() < 1e-9)
+        Rate::ALL.into_iter().find(|r| (r.mbps() - mbps).abs() < 1e-9)
+    }
+
+    /// Position in `Rate::ALL`, for per-rate tables.
+    pub fn index(self) -> usize {
+        match self.0 {
+            10 => 0,
+            20 => 1,
+            55 => 2,
+            _ => 3,
+        }
     }
 
     pub fn mbps(self) -> f64 {
@@ -42,6 +54,74 @@ impl Rate {
         // µs = bits / (rate in Mbit/s) = 10 · bits / (rate in 100 kbit/s)
         let psdu_us = (bytes as u64 * 8 * 10).div_ceil(self.0 as u64);
         PLCP_OVERHEAD + Duration::from_micros(psdu_us)
+    }
+}
+
+/// The radio as a scenario configures it (`[radio]`, docs/scenario.md),
+/// validated. Ranges are turned into power thresholds by `propagation`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhyConfig {
+    /// A frame decodes up to here (every rate without a range of its own).
+    pub tx_range_m: f64,
+    /// Carrier sense reaches here.
+    pub cs_range_m: f64,
+    /// The channel delivers signals up to here, as interference beyond
+    /// `cs_range_m`; at least `cs_range_m`. Each receiver costs two events
+    /// per frame, so this radius sets the price of a transmission.
+    pub interference_range_m: f64,
+    /// Decode range per rate, by `Rate::index` (`tx_range_m` unless set).
+    pub rate_range_m: [f64; 4],
+    /// The rates a unicast exchange uses (data, control, ACK): two nodes
+    /// are neighbours for routing where every one of them decodes.
+    pub link_rates: RateSet,
+    pub capture_db: f64,
+    /// Threshold model: signals below the receive threshold lock the radio (ns-2).
+    pub lock_on_sensed: bool,
+}
+
+impl PhyConfig {
+    /// One decode range for every rate, interference to the carrier-sense range.
+    pub fn with_ranges(tx_range_m: f64, cs_range_m: f64, capture_db: f64) -> Self {
+        PhyConfig {
+            tx_range_m,
+            cs_range_m,
+            interference_range_m: cs_range_m,
+            rate_range_m: [tx_range_m; 4],
+            link_rates: RateSet::NONE.with(Rate::MBPS_1).with(Rate::MBPS_2),
+            capture_db,
+            lock_on_sensed: true,
+        }
+    }
+}
+
+/// A set of 802.11b rates (one bit per `Rate::index`), e.g. the rates a
+/// receiver can decode from one transmitter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RateSet(u8);
+
+impl RateSet {
+    pub const NONE: RateSet = RateSet(0);
+    pub const ALL: RateSet = RateSet(0b1111);
+
+    pub fn with(self, r: Rate) -> RateSet {
+        RateSet(self.0 | 1 << r.index())
+    }
+    pub fn contains(self, r: Rate) -> bool {
+        self.0 & (1 << r.index()) != 0
+    }
+    /// Whether every rate of `other` is in this set.
+    pub fn covers(self, other: RateSet) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// The fastest rate in the set.
+    pub fn best(self) -> Option<Rate> {
+        Rate::ALL.into_iter().rev().find(|&r| self.contains(r))
+    }
+}
+
+impl FromIterator<Rate> for RateSet {
+    fn from_iter<I: IntoIterator<Item = Rate>>(it: I) -> Self {
+        it.into_iter().fold(RateSet::NONE, RateSet::with)
     }
 }
 
@@ -63,5 +143,17 @@ mod tests {
         assert_eq!(Rate::MBPS_5_5.airtime(100), Duration::from_micros(192 + 146));
         assert_eq!(Rate::from_mbps(5.5), Some(Rate::MBPS_5_5));
         assert_eq!(Rate::from_mbps(3.0), None);
+    }
+
+    #[test]
+    fn rate_sets() {
+        for (i, r) in Rate::ALL.into_iter().enumerate() {
+            assert_eq!(r.index(), i);
+        }
+        let s: RateSet = [Rate::MBPS_1, Rate::MBPS_2].into_iter().collect();
+        assert!(s.contains(Rate::MBPS_2) && !s.contains(Rate::MBPS_11));
+        assert_eq!(s.best(), Some(Rate::MBPS_2));
+        assert!(RateSet::ALL.covers(s) && !s.covers(RateSet::ALL));
+        assert_eq!(RateSet::NONE.best(), None);
     }
 }

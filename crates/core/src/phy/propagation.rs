@@ -48,10 +48,15 @@ impl TwoRayGround {
     }
 }
 
-/// Thresholds derived from the scenario's ranges.
+/// Thresholds derived from the scenario's ranges: the received power at
+/// each range.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Thresholds {
+    /// Received power at `tx_range_m`.
     pub rx_w: f64,
+    /// Decode threshold per rate (`Rate::index`): the power at that rate's
+    /// range, so that one receiver hears 1 Mbit/s far and 11 Mbit/s near.
+    pub rx_w_by_rate: [f64; 4],
     pub cs_w: f64,
     /// Capture ratio as a power ratio (10 dB -> 10.0).
     pub capture_ratio: f64,
@@ -59,11 +64,24 @@ pub struct Thresholds {
 
 impl Thresholds {
     pub fn from_ranges(model: &TwoRayGround, tx_range_m: f64, cs_range_m: f64, capture_db: f64) -> Self {
+        Self::from_config(
+            model,
+            &super::PhyConfig::with_ranges(tx_range_m, cs_range_m, capture_db),
+        )
+    }
+
+    pub fn from_config(model: &TwoRayGround, cfg: &super::PhyConfig) -> Self {
         Thresholds {
-            rx_w: model.rx_power_w(tx_range_m),
-            cs_w: model.rx_power_w(cs_range_m),
-            capture_ratio: 10f64.powf(capture_db / 10.0),
+            rx_w: model.rx_power_w(cfg.tx_range_m),
+            rx_w_by_rate: cfg.rate_range_m.map(|d| model.rx_power_w(d)),
+            cs_w: model.rx_power_w(cfg.cs_range_m),
+            capture_ratio: 10f64.powf(cfg.capture_db / 10.0),
         }
+    }
+
+    /// The power a frame at `rate` needs to be decodable.
+    pub fn rx_w_at(&self, rate: super::Rate) -> f64 {
+        self.rx_w_by_rate[rate.index()]
     }
 }
 

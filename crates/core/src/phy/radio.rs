@@ -1,20 +1,16 @@
-//! One node's radio: half duplex, threshold capture (as ns-2's 802.11 PHY),
-//! and the cumulative time spent in each radio state, which NRED reads.
+//! One node's radio: half duplex and the cumulative time spent in each
+//! radio state, which NRED reads. Whether a frame is received is not
+//! decided here but by the node's reception model (`reception/`): the radio
+//! hands it every signal start and end and derives its state from it.
 //!
-//! Every signal that reaches the radio is above the carrier-sense threshold
-//! (the channel only delivers signals from within carrier-sense range), so
-//! any signal on the air makes the medium busy. The radio locks onto the
-//! first signal that arrives while it is neither transmitting nor locked;
-//! the lock is decodable only if the signal is above the receive threshold
-//! and no signal already on the air is within the capture ratio of it. A
-//! later signal corrupts the locked one unless the locked one is at least
-//! `capture_ratio` times stronger. A frame that ends locked but undecodable
-//! is reported as received in error, which starts EIFS at the MAC.
+//! The state is, in order of precedence: transmitting; receiving (locked
+//! onto a frame above the receive threshold); carrier-sense busy (the model
+//! says the medium is busy); idle.
 
+use super::propagation::Thresholds;
+pub use super::reception::{Arrival, Loss, Losses, Reception, RxEnd, ThresholdRx, TxId};
+use super::PhyConfig;
 use crate::time::{Duration, SimTime};
-
-/// Identifies one transmission on the air.
-pub type TxId = u32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(usize)]
@@ -27,99 +23,35 @@ pub enum RadioState {
     CarrierSense = 3,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Signal {
-    tx: TxId,
-    power_w: f64,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Lock {
-    tx: TxId,
-    power_w: f64,
-    above_rx: bool,
-    corrupted: bool,
-}
-
-/// What the radio tells the MAC when a locked signal ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RxEnd {
-    /// The frame was decoded.
-    Ok(TxId),
-    /// A frame above the receive threshold ended corrupted by
-    /// interference: the MAC uses EIFS.
-    Error(TxId),
-    /// A frame below the receive threshold (sensed only) ended: ns-2, and
-    /// so the papers, treat it as an error too (EIFS).
-    Sensed(TxId),
-}
-
-/// Why a signal above the receive threshold was not decoded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loss {
-    /// Another signal interfered (no capture).
-    Interference,
-    /// The radio was transmitting (half duplex).
-    Transmitting,
-}
-
-/// Up to two frames lost by one arrival, without allocating.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Losses([Option<(TxId, Loss)>; 2]);
-
-impl Losses {
-    fn push(&mut self, tx: TxId, why: Loss) {
-        let slot = if self.0[0].is_none() { 0 } else { 1 };
-        self.0[slot] = Some((tx, why));
-    }
-    pub fn iter(&self) -> impl Iterator<Item = (TxId, Loss)> + '_ {
-        self.0.iter().flatten().copied()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0[0].is_none()
-    }
-}
-
 #[derive(Clone, Debug)]
 pub struct Radio {
-    rx_w: f64,
-    capture_ratio: f64,
-    /// Lock onto signals below the receive threshold too (ns-2's 802.11
-    /// PHY, the default); otherwise they only interfere and keep the
-    /// medium busy, and a later decodable frame can still be received
-    /// (like ns-3's preamble detection).
-    lock_sensed: bool,
+    rx: Reception,
     transmitting: bool,
-    signals: Vec<Signal>,
-    lock: Option<Lock>,
     state: RadioState,
     since: SimTime,
     totals: [Duration; 4],
 }
 
 impl Radio {
-    pub fn new(rx_threshold_w: f64, capture_ratio: f64) -> Self {
+    pub fn new(rx: Reception) -> Self {
         Radio {
-            rx_w: rx_threshold_w,
-            capture_ratio,
-            lock_sensed: true,
+            rx,
             transmitting: false,
-            signals: Vec::with_capacity(8),
-            lock: None,
             state: RadioState::Idle,
             since: SimTime::ZERO,
             totals: [Duration::ZERO; 4],
         }
     }
 
-    /// Chooses whether signals below the receive threshold lock the radio.
-    pub fn set_lock_sensed(&mut self, on: bool) {
-        self.lock_sensed = on;
+    /// The radio a scenario configures, with the thresholds its channel derived.
+    pub fn from_config(cfg: &PhyConfig, th: &Thresholds) -> Self {
+        Radio::new(Reception::Threshold(ThresholdRx::new(th, cfg.lock_on_sensed)))
     }
 
-    /// Physical carrier sense: busy while transmitting or while any signal is on the air.
+    /// Physical carrier sense: busy while transmitting, receiving, or while
+    /// the reception model senses the medium busy.
     pub fn is_busy(&self) -> bool {
-        self.transmitting || !self.signals.is_empty()
+        self.transmitting || self.rx.is_medium_busy() || self.rx.is_receiving()
     }
 
     pub fn is_transmitting(&self) -> bool {
@@ -142,9 +74,9 @@ impl Radio {
     fn settle(&mut self, now: SimTime) {
         let next = if self.transmitting {
             RadioState::Transmitting
-        } else if self.lock.is_some_and(|l| l.above_rx) {
+        } else if self.rx.is_receiving() {
             RadioState::Receiving
-        } else if !self.signals.is_empty() {
+        } else if self.rx.is_medium_busy() {
             RadioState::CarrierSense
         } else {
             RadioState::Idle
@@ -160,7 +92,7 @@ impl Radio {
     /// Returns the lost frame, if it was decodable so far.
     pub fn start_tx(&mut self, now: SimTime) -> Option<TxId> {
         debug_assert!(!self.transmitting, "radio already transmitting");
-        let lost = self.lock.take().filter(|l| l.above_rx && !l.corrupted).map(|l| l.tx);
+        let lost = self.rx.start_tx(now);
         self.transmitting = true;
         self.settle(now);
         lost
@@ -174,59 +106,15 @@ impl Radio {
     /// A signal starts arriving. Returns the frames that were (or would
     /// have been) decodable and are lost because of this arrival: this one,
     /// the one the radio was locked onto, or both.
-    pub fn signal_start(&mut self, now: SimTime, tx: TxId, power_w: f64) -> Losses {
-        let above_rx = power_w >= self.rx_w;
-        let mut losses = Losses::default();
-        if self.transmitting {
-            if above_rx {
-                losses.push(tx, Loss::Transmitting);
-            }
-        } else if let Some(lock) = self.lock.as_mut() {
-            // Capture: the locked frame survives only if it is at least
-            // capture_ratio times stronger than the newcomer.
-            if lock.power_w < power_w * self.capture_ratio && !lock.corrupted {
-                lock.corrupted = true;
-                if lock.above_rx {
-                    losses.push(lock.tx, Loss::Interference);
-                }
-            }
-            if above_rx {
-                losses.push(tx, Loss::Interference);
-            }
-        } else if above_rx || self.lock_sensed {
-            let strongest = self.signals.iter().map(|s| s.power_w).fold(0.0, f64::max);
-            let corrupted = power_w < strongest * self.capture_ratio;
-            if above_rx && corrupted {
-                losses.push(tx, Loss::Interference);
-            }
-            self.lock = Some(Lock {
-                tx,
-                power_w,
-                above_rx,
-                corrupted,
-            });
-        }
-        self.signals.push(Signal { tx, power_w });
+    pub fn signal_start(&mut self, now: SimTime, a: Arrival) -> Losses {
+        let losses = self.rx.signal_start(now, a, self.transmitting);
         self.settle(now);
         losses
     }
 
     /// A signal stops arriving. If it was the locked one, says whether it was decoded.
     pub fn signal_end(&mut self, now: SimTime, tx: TxId) -> Option<RxEnd> {
-        if let Some(i) = self.signals.iter().position(|s| s.tx == tx) {
-            self.signals.swap_remove(i);
-        }
-        let mut out = None;
-        if self.lock.is_some_and(|l| l.tx == tx) {
-            let l = self.lock.take().expect("checked");
-            out = Some(if !l.above_rx {
-                RxEnd::Sensed(tx)
-            } else if !l.corrupted {
-                RxEnd::Ok(tx)
-            } else {
-                RxEnd::Error(tx)
-            });
-        }
+        let out = self.rx.signal_end(now, tx);
         self.settle(now);
         out
     }
@@ -236,9 +124,28 @@ impl Radio {
 mod tests {
     use super::*;
 
+    use crate::phy::Rate;
+
     const RX: f64 = 1.0;
+    fn thresholds() -> Thresholds {
+        Thresholds {
+            rx_w: RX,
+            rx_w_by_rate: [RX; 4],
+            cs_w: 0.01,
+            capture_ratio: 10.0,
+        }
+    }
     fn radio() -> Radio {
-        Radio::new(RX, 10.0)
+        Radio::new(Reception::Threshold(ThresholdRx::new(&thresholds(), true)))
+    }
+    /// A 1000-byte frame at 2 Mbit/s from `tx` at `power_w`.
+    fn at(tx: TxId, power_w: f64) -> Arrival {
+        Arrival {
+            tx,
+            power_w,
+            rate: Rate::MBPS_2,
+            bytes: 1000,
+        }
     }
     fn t(us: u64) -> SimTime {
         SimTime(us * 1000)
@@ -250,8 +157,8 @@ mod tests {
     #[test]
     fn two_comparable_frames_both_lost() {
         let mut r = radio();
-        r.signal_start(t(0), 1, 5.0);
-        let l = lost(r.signal_start(t(1), 2, 4.0));
+        r.signal_start(t(0), at(1, 5.0));
+        let l = lost(r.signal_start(t(1), at(2, 4.0)));
         assert_eq!(l, vec![(1, Loss::Interference), (2, Loss::Interference)]);
         assert_eq!(r.signal_end(t(5), 1), Some(RxEnd::Error(1)));
         assert_eq!(r.signal_end(t(6), 2), None);
@@ -260,7 +167,7 @@ mod tests {
     #[test]
     fn clean_reception_and_state_times() {
         let mut r = radio();
-        assert!(r.signal_start(t(10), 1, 2.0).is_empty());
+        assert!(r.signal_start(t(10), at(1, 2.0)).is_empty());
         assert_eq!(r.state(), RadioState::Receiving);
         assert_eq!(r.signal_end(t(30), 1), Some(RxEnd::Ok(1)));
         assert_eq!(r.time_in(RadioState::Receiving, t(50)), Duration::from_micros(20));
@@ -270,8 +177,8 @@ mod tests {
     #[test]
     fn strong_first_frame_captures_a_weak_later_one() {
         let mut r = radio();
-        r.signal_start(t(0), 1, 20.0);
-        assert_eq!(lost(r.signal_start(t(5), 2, 1.5)), vec![(2, Loss::Interference)]);
+        r.signal_start(t(0), at(1, 20.0));
+        assert_eq!(lost(r.signal_start(t(5), at(2, 1.5))), vec![(2, Loss::Interference)]);
         assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Ok(1)));
         assert!(r.is_busy());
         assert_eq!(r.signal_end(t(12), 2), None);
@@ -281,9 +188,9 @@ mod tests {
     #[test]
     fn comparable_later_signal_corrupts_and_gives_error() {
         let mut r = radio();
-        r.signal_start(t(0), 1, 5.0);
+        r.signal_start(t(0), at(1, 5.0));
         // A sub-threshold (carrier-sense only) signal within 10 dB corrupts it.
-        assert_eq!(lost(r.signal_start(t(5), 2, 0.6)), vec![(1, Loss::Interference)]);
+        assert_eq!(lost(r.signal_start(t(5), at(2, 0.6))), vec![(1, Loss::Interference)]);
         assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Error(1)));
         assert_eq!(r.state(), RadioState::CarrierSense);
     }
@@ -291,36 +198,66 @@ mod tests {
     #[test]
     fn sensed_only_frame_ends_as_sensed() {
         let mut r = radio();
-        r.signal_start(t(0), 1, 0.1);
+        r.signal_start(t(0), at(1, 0.1));
         assert_eq!(r.state(), RadioState::CarrierSense);
         assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Sensed(1)));
     }
 
     #[test]
     fn without_locking_on_sensed_signals_a_later_frame_is_received() {
-        let mut r = radio();
-        r.set_lock_sensed(false);
-        r.signal_start(t(0), 1, 0.05);
+        let mut r = Radio::new(Reception::Threshold(ThresholdRx::new(&thresholds(), false)));
+        r.signal_start(t(0), at(1, 0.05));
         assert!(r.is_busy());
         assert_eq!(r.state(), RadioState::CarrierSense);
         // 20 times stronger than the sensed signal: captured and decoded.
-        assert!(r.signal_start(t(5), 2, 1.0).is_empty());
+        assert!(r.signal_start(t(5), at(2, 1.0)).is_empty());
         assert_eq!(r.signal_end(t(8), 1), None);
         assert_eq!(r.signal_end(t(20), 2), Some(RxEnd::Ok(2)));
         // A decodable frame under a comparable sensed signal is lost.
-        r.signal_start(t(30), 3, 0.5);
-        assert_eq!(lost(r.signal_start(t(31), 4, 1.0)), vec![(4, Loss::Interference)]);
+        r.signal_start(t(30), at(3, 0.5));
+        assert_eq!(lost(r.signal_start(t(31), at(4, 1.0))), vec![(4, Loss::Interference)]);
     }
 
     #[test]
     fn half_duplex_loses_frames_while_transmitting() {
         let mut r = radio();
-        r.signal_start(t(0), 1, 5.0);
+        r.signal_start(t(0), at(1, 5.0));
         assert_eq!(r.start_tx(t(1)), Some(1));
-        assert_eq!(lost(r.signal_start(t(2), 2, 5.0)), vec![(2, Loss::Transmitting)]);
+        assert_eq!(lost(r.signal_start(t(2), at(2, 5.0))), vec![(2, Loss::Transmitting)]);
         r.end_tx(t(3));
         assert_eq!(r.signal_end(t(4), 1), None);
         assert_eq!(r.signal_end(t(5), 2), None);
         assert_eq!(r.time_in(RadioState::Transmitting, t(9)), Duration::from_micros(2));
+    }
+
+    #[test]
+    fn decode_threshold_depends_on_the_rate() {
+        // 1 Mbit/s decodes down to 1.0, 11 Mbit/s needs 8.0.
+        let mut th = thresholds();
+        th.rx_w_by_rate[Rate::MBPS_11.index()] = 8.0;
+        let mut r = Radio::new(Reception::Threshold(ThresholdRx::new(&th, true)));
+        let fast = Arrival {
+            rate: Rate::MBPS_11,
+            ..at(1, 2.0)
+        };
+        assert!(r.signal_start(t(0), fast).is_empty());
+        assert_eq!(r.state(), RadioState::CarrierSense);
+        assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Sensed(1)));
+        let slow = Arrival {
+            rate: Rate::MBPS_1,
+            ..at(2, 2.0)
+        };
+        r.signal_start(t(20), slow);
+        assert_eq!(r.state(), RadioState::Receiving);
+        assert_eq!(r.signal_end(t(30), 2), Some(RxEnd::Ok(2)));
+    }
+
+    #[test]
+    fn signals_below_carrier_sense_do_not_exist_for_threshold_capture() {
+        let mut r = radio();
+        assert!(r.signal_start(t(0), at(1, 0.001)).is_empty());
+        assert!(!r.is_busy());
+        assert_eq!(r.state(), RadioState::Idle);
+        assert_eq!(r.signal_end(t(5), 1), None);
     }
 }

@@ -66,6 +66,14 @@ pub struct RadioFile {
     /// in ns-2 (so a stronger frame arriving during it is lost); false lets
     /// it only interfere, as ns-3's preamble detection does.
     pub lock_on_sensed: bool,
+    /// Decode range per rate, keyed by the rate in Mbit/s ("1", "2", "5.5",
+    /// "11"); rates not listed decode to `tx_range_m`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_range_by_rate_m: Option<std::collections::BTreeMap<String, f64>>,
+    /// How far signals are delivered, as interference beyond
+    /// `cs_range_m`; default `cs_range_m`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interference_range_m: Option<f64>,
 }
 
 impl Default for RadioFile {
@@ -78,6 +86,8 @@ impl Default for RadioFile {
             propagation: "two-ray-ground".into(),
             capture_threshold_db: 10.0,
             lock_on_sensed: true,
+            tx_range_by_rate_m: None,
+            interference_range_m: None,
         }
     }
 }

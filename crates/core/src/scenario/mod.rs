@@ -163,13 +163,8 @@ impl FlowSpec {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct RadioParams {
-    pub tx_range_m: f64,
-    pub cs_range_m: f64,
-    pub capture_db: f64,
-    pub lock_on_sensed: bool,
-}
+/// The resolved `[radio]` table.
+pub type RadioParams = crate::phy::PhyConfig;
 
 /// A validated scenario, with node indices 0..n and every value resolved.
 #[derive(Clone, Debug, PartialEq)]
@@ -269,6 +264,48 @@ fn explicit_path(
         return Err(ScenarioError::new(key, format!("{path:?} visits a node twice")));
     }
     Ok(idx)
+}
+
+/// The radio's ranges per rate and its interference reach; the link rates
+/// are those of the MAC's unicast exchange.
+fn resolve_radio(r: &file::RadioFile, dcf: &DcfConfig) -> Result<RadioParams> {
+    let mut p = RadioParams::with_ranges(r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
+    p.lock_on_sensed = r.lock_on_sensed;
+    p.link_rates = [dcf.data_rate, dcf.basic_rate, dcf.ack_rate].into_iter().collect();
+    for (name, &range) in r.tx_range_by_rate_m.iter().flatten() {
+        let key = format!("radio.tx_range_by_rate_m.\"{name}\"");
+        let rate = name.parse::<f64>().ok().and_then(Rate::from_mbps).ok_or_else(|| {
+            ScenarioError::new(
+                &key,
+                format!("\"{name}\" is not an 802.11b rate; allowed: \"1\", \"2\", \"5.5\", \"11\""),
+            )
+        })?;
+        positive(&key, range)?;
+        if range > r.cs_range_m {
+            return Err(ScenarioError::new(
+                key,
+                format!(
+                    "{range} is beyond radio.cs_range_m = {}; carrier sense must reach at least as far as decoding",
+                    r.cs_range_m
+                ),
+            ));
+        }
+        p.rate_range_m[rate.index()] = range;
+    }
+    if let Some(d) = r.interference_range_m {
+        positive("radio.interference_range_m", d)?;
+        if d < r.cs_range_m {
+            return Err(ScenarioError::new(
+                "radio.interference_range_m",
+                format!(
+                    "{d} is below radio.cs_range_m = {}; signals must reach at least as far as carrier sense",
+                    r.cs_range_m
+                ),
+            ));
+        }
+        p.interference_range_m = d;
+    }
+    Ok(p)
 }
 
 /// Parses and validates; `seed` and `duration_s` override the file.
@@ -405,6 +442,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
             None => basic_rate,
         },
     };
+    let radio_params = resolve_radio(r, &dcf)?;
 
     file.tcp.validate().map_err(|e| split_key_error("tcp", &e))?;
     file.onoff.validate().map_err(|e| split_key_error("onoff", &e))?;
@@ -465,8 +503,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
     };
 
     // Connectivity over the transmission range, for static routes.
-    let channel =
-        crate::phy::channel::Channel::new(positions.clone(), r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
+    let channel = crate::phy::channel::Channel::new(positions.clone(), &radio_params);
     let adj = channel.rx_adjacency();
 
     let mut flows = Vec::with_capacity(file.flows.len());
@@ -604,7 +641,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
                 .zip(&trajectories)
                 .map(|(p, t)| t.as_ref().map_or(*p, |t| t.position_at(at)))
                 .collect();
-            let then = crate::phy::channel::Channel::new(here, r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
+            let then = crate::phy::channel::Channel::new(here, &radio_params);
             for (w, ids) in idx.windows(2).zip(c.route.windows(2)) {
                 if !then.in_rx_range(w[0], w[1]) {
                     return Err(ScenarioError::new(
@@ -678,12 +715,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         node_ids,
         file_order,
         positions,
-        radio: RadioParams {
-            tx_range_m: r.tx_range_m,
-            cs_range_m: r.cs_range_m,
-            capture_db: r.capture_threshold_db,
-            lock_on_sensed: r.lock_on_sensed,
-        },
+        radio: radio_params,
         dcf,
         queue,
         queue_capacity: m.queue_capacity_pkts as usize,

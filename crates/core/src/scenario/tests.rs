@@ -213,3 +213,32 @@ fn large_random_fields_are_stored_in_spatial_order_with_ids_kept() {
     let near = sc.positions.windows(2).filter(|w| w[0].distance(&w[1]) < 500.0).count();
     assert!(near > 450, "{near}");
 }
+
+#[test]
+fn per_rate_ranges_and_interference_range() {
+    let text = format!(
+        "{BASE}\n[radio]\ndata_rate_mbps = 11.0\ninterference_range_m = 700.0\n[radio.tx_range_by_rate_m]\n\"11\" = 30.0\n"
+    );
+    let sc = load(&text, Format::Toml, None, None).unwrap();
+    assert_eq!(sc.radio.rate_range_m, [250.0, 250.0, 250.0, 30.0]);
+    assert_eq!(sc.radio.interference_range_m, 700.0);
+    assert_eq!(load(&sc.canonical_json(), Format::Json, None, None).unwrap(), sc);
+    // A 200 m route hop at 11 Mbit/s cannot exist with an 11 Mbit/s range of 30 m.
+    let route = format!("{text}\n[[flow]]\nsrc = 0\ndst = 2\ntransport = \"udp\"\napp = \"cbr\"\nrate_kbps = 1.0\n");
+    assert_err(&route, "flow[0].dst", &["unreachable"]);
+    assert_err(
+        &format!("{BASE}\n[radio.tx_range_by_rate_m]\n\"54\" = 30.0\n"),
+        "radio.tx_range_by_rate_m.\"54\"",
+        &["54", "5.5"],
+    );
+    assert_err(
+        &format!("{BASE}\n[radio.tx_range_by_rate_m]\n\"1\" = 600.0\n"),
+        "radio.tx_range_by_rate_m.\"1\"",
+        &["600", "cs_range_m = 550"],
+    );
+    assert_err(
+        &format!("{BASE}\n[radio]\ninterference_range_m = 500.0\n"),
+        "radio.interference_range_m",
+        &["500", "cs_range_m = 550"],
+    );
+}

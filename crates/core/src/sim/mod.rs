@@ -9,7 +9,7 @@ use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
 use crate::mac::dcf::{Dcf, MacAction};
-use crate::mac::frame::{Frame, Msdu, BROADCAST};
+use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
 use crate::metrics::jain_index;
 use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpTrace, Traces};
 use crate::net::packet::{
@@ -19,7 +19,7 @@ use crate::net::queue::{InterfaceQueue, QueueKind, Queued, Select};
 use crate::net::red::Red;
 use crate::net::routing::{Routing, RoutingAction, DEFAULT_TTL};
 use crate::phy::channel::Channel;
-use crate::phy::radio::{Radio, RadioState, RxEnd};
+use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd};
 use crate::scenario::{App, Scenario, Transport};
 use crate::scheme::{SchemeAction, Schemes, View};
 use crate::stack::NodeStack;
@@ -73,8 +73,9 @@ pub struct TxRecord {
     pub kind: crate::mac::FrameKind,
     /// The transmitter's NAV was set when the frame started.
     pub nav_set: bool,
-    /// A DATA frame sent SIFS after a CTS for this node (a response).
-    pub after_cts: bool,
+    /// The MAC sent it as a response (CTS, ACK, DATA after a CTS), which
+    /// goes whatever the NAV says.
+    pub response: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -86,8 +87,8 @@ pub struct RxRecord {
 
 #[derive(Default)]
 struct Counters {
-    frames_sent: [u64; 4],
-    collisions: [u64; 4],
+    frames_sent: [u64; FrameKind::ALL.len()],
+    collisions: [u64; FrameKind::ALL.len()],
 }
 
 pub struct Simulator {
@@ -114,27 +115,16 @@ pub struct Simulator {
     /// Every frame put on the air, as pcap bytes (when enabled).
     pcap: Option<crate::trace::pcap::PcapWriter>,
     probe: Option<Probe>,
-    /// Per node, when the last CTS addressed to it was decoded (probe only).
-    last_cts_for: Vec<SimTime>,
 }
 
 impl Simulator {
     pub fn new(sc: Scenario) -> Self {
-        let channel = Channel::new(
-            sc.positions.clone(),
-            sc.radio.tx_range_m,
-            sc.radio.cs_range_m,
-            sc.radio.capture_db,
-        );
+        let channel = Channel::new(sc.positions.clone(), &sc.radio);
         let th = channel.thresholds;
         let n = sc.positions.len();
         let nodes = (0..n)
             .map(|i| NodeStack {
-                radio: {
-                    let mut r = Radio::new(th.rx_w, th.capture_ratio);
-                    r.set_lock_sensed(sc.radio.lock_on_sensed);
-                    r
-                },
+                radio: Radio::from_config(&sc.radio, &th),
                 mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: match sc.queue {
                     QueueKind::Red => InterfaceQueue::with_red(
@@ -247,7 +237,6 @@ impl Simulator {
             movers,
             pcap: None,
             probe: None,
-            last_cts_for: Vec::new(),
             sc,
         };
         let mut acts = Vec::new();
@@ -259,7 +248,6 @@ impl Simulator {
     /// Starts recording transmissions and receptions (for invariant tests).
     pub fn enable_probe(&mut self) {
         self.probe = Some(Probe::default());
-        self.last_cts_for = vec![SimTime::ZERO; self.nodes.len()];
     }
 
     /// Starts a pcap capture of every frame put on the air, keeping at
@@ -352,15 +340,13 @@ impl Simulator {
         }
         self.counters.frames_sent[frame.kind.index()] += 1;
         if let Some(p) = self.probe.as_mut() {
-            let after_cts = frame.kind == crate::mac::FrameKind::Data
-                && self.last_cts_for[node as usize] + self.sc.dcf.sifs == now
-                && self.last_cts_for[node as usize] > SimTime::ZERO;
+            let mac = &self.nodes[node as usize].mac;
             p.transmissions.push(TxRecord {
                 node,
                 at: now,
                 kind: frame.kind,
-                nav_set: self.nodes[node as usize].mac.nav().is_set(now),
-                after_cts,
+                nav_set: mac.nav().is_set(now),
+                response: mac.transmitting_response(),
             });
         }
         let packet = frame.msdu.map(|m| *self.packets.get(m.packet));
@@ -414,15 +400,22 @@ impl Simulator {
 
     fn count_collision(&mut self, node: u32, air: u32) {
         let f = &self.air[air as usize].frame;
-        if f.rx == node {
+        if f.is_addressed_to(node) {
             self.counters.collisions[f.kind.index()] += 1;
         }
     }
 
     fn signal_start(&mut self, now: SimTime, node: u32, air: u32, power_w: f64) {
+        let f = &self.air[air as usize].frame;
+        let arrival = Arrival {
+            tx: air,
+            power_w,
+            rate: f.rate,
+            bytes: f.bytes,
+        };
         let n = &mut self.nodes[node as usize];
         let was_busy = n.radio.is_busy();
-        let losses = n.radio.signal_start(now, air, power_w);
+        let losses = n.radio.signal_start(now, arrival);
         for (lost, _) in losses.iter() {
             self.count_collision(node, lost);
         }
@@ -460,9 +453,6 @@ impl Simulator {
                         start: SimTime(now.as_nanos() - frame.airtime().as_nanos()),
                         end: now,
                     });
-                    if frame.kind == crate::mac::FrameKind::Cts && frame.rx == node {
-                        self.last_cts_for[node as usize] = now;
-                    }
                 }
                 self.schemes.on_decoded(now, node, &frame);
                 self.mac_call(node, Some(air), |m, out| m.handle_rx(now, &frame, out));
@@ -538,6 +528,21 @@ impl Simulator {
                 } else {
                     self.packets.release_copy(msdu.packet);
                 }
+                self.feed_mac(now, node, out);
+            }
+            MacAction::Requeue { msdu, next_hop, .. } => {
+                // Back at the head of the queue, without a second admission.
+                // Its retry counts are not kept yet: no queue entry carries them.
+                let p = self.packets.get(msdu.packet);
+                let q = Queued {
+                    packet: msdu.packet,
+                    next_hop,
+                    bytes: msdu.bytes,
+                    control: p.is_control(),
+                    flow: p.flow,
+                    local: p.src == node,
+                };
+                self.nodes[node as usize].queue.push_front(now, q);
                 self.feed_mac(now, node, out);
             }
             MacAction::TxFailed { msdu, next_hop } => {

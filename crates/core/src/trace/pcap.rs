@@ -2,8 +2,9 @@
 //! read: link type 127 (IEEE 802.11 with a radiotap header), nanosecond
 //! timestamps (magic 0xa1b23c4d) at the start of each transmission.
 //!
-//! Frames are real 802.11 bytes: RTS, CTS and ACK with their Duration field
-//! and addresses; data frames with LLC/SNAP, an IPv4 header (with checksum),
+//! Frames are real 802.11 bytes. The MAC frame comes from `Frame::emit`
+//! (`mac/frame.rs`); this writer adds the pcap record and radiotap header
+//! and, inside data frames, the MSDU: an IPv4 header (with checksum),
 //! and a UDP or TCP header, or an AODV message over UDP port 654 encoded as
 //! RFC 3561 §5 lays it out (the 8 LLC/SNAP bytes are shown though the
 //! airtime model does not count them). Payload bytes are zeros, and each record keeps at
@@ -21,8 +22,6 @@ const LINKTYPE_RADIOTAP: u32 = 127;
 /// Channel 1 (2412 MHz); flags: CCK, 2 GHz spectrum.
 const CHANNEL_MHZ: u16 = 2412;
 const CHANNEL_FLAGS: u16 = 0x0020 | 0x0080;
-/// The IBSS's BSSID (locally administered).
-const BSSID: [u8; 6] = [0x02, 0xff, 0x00, 0x00, 0x00, 0x01];
 /// Well-known ports: AODV (RFC 3561 §4); flows use 5000 + flow id at the
 /// destination and 49152 + flow id at the source.
 const AODV_PORT: u16 = 654;
@@ -31,14 +30,6 @@ pub struct PcapWriter {
     buf: Vec<u8>,
     snaplen: usize,
     frame: Vec<u8>,
-}
-
-fn mac_addr(node: u32) -> [u8; 6] {
-    if node == BROADCAST {
-        return [0xff; 6];
-    }
-    let n = node + 1;
-    [0x02, 0, 0, 0, (n >> 8) as u8, n as u8]
 }
 
 fn ip_addr(node: u32) -> [u8; 4] {
@@ -56,10 +47,6 @@ fn ip_checksum(h: &[u8]) -> u16 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     !(sum as u16)
-}
-
-fn duration_us(f: &Frame) -> u16 {
-    f.duration.as_nanos().div_ceil(1000).min(32767) as u16
 }
 
 impl PcapWriter {
@@ -96,37 +83,15 @@ impl PcapWriter {
         fr.extend_from_slice(&CHANNEL_MHZ.to_le_bytes());
         fr.extend_from_slice(&CHANNEL_FLAGS.to_le_bytes());
         let mac_start = fr.len();
-        let dur = duration_us(f).to_le_bytes();
-        match f.kind {
-            FrameKind::Rts => {
-                fr.extend_from_slice(&[0xb4, 0x00]);
-                fr.extend_from_slice(&dur);
-                fr.extend_from_slice(&mac_addr(f.rx));
-                fr.extend_from_slice(&mac_addr(f.tx));
-            }
-            FrameKind::Cts | FrameKind::Ack => {
-                fr.extend_from_slice(&[if f.kind == FrameKind::Cts { 0xc4 } else { 0xd4 }, 0x00]);
-                fr.extend_from_slice(&dur);
-                fr.extend_from_slice(&mac_addr(f.rx));
-            }
-            FrameKind::Data => {
-                fr.extend_from_slice(&[0x08, if f.retry { 0x08 } else { 0x00 }]);
-                fr.extend_from_slice(&dur);
-                fr.extend_from_slice(&mac_addr(f.rx));
-                fr.extend_from_slice(&mac_addr(f.tx));
-                fr.extend_from_slice(&BSSID);
-                fr.extend_from_slice(&(f.seq << 4).to_le_bytes());
-                fr.extend_from_slice(&[0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00]);
-                if let Some(p) = packet {
-                    Self::ip_datagram(&mut fr, p, aodv);
-                }
-            }
+        f.emit(&mut fr);
+        if let (FrameKind::Data, Some(p)) = (f.kind, packet) {
+            Self::ip_datagram(&mut fr, p, aodv);
         }
         // Payload zeros up to the frame's length (FCS excluded). Data
         // frames show an LLC/SNAP header so that IP decodes; the airtime
         // model, like ns-2 and the papers, counts 28 MAC bytes without it.
         let orig = match (f.kind, packet) {
-            (FrameKind::Data, Some(p)) => mac_start + 24 + 8 + p.bytes as usize,
+            (FrameKind::Data, Some(p)) => mac_start + f.emitted_header_len() + p.bytes as usize,
             _ => mac_start + (f.bytes as usize).saturating_sub(4),
         };
         let keep = orig.min(self.snaplen);
@@ -242,6 +207,7 @@ mod tests {
             msdu: None,
             bytes: 20,
             rate: Rate::MBPS_1,
+            ext: Default::default(),
         };
         w.record(SimTime(1_500_000_123), &rts, None, None);
         let b = w.take();
@@ -293,6 +259,7 @@ mod tests {
             msdu: Some(Msdu { packet: 0, bytes: 1040 }),
             bytes: 1068,
             rate: Rate::MBPS_2,
+            ext: Default::default(),
         };
         w.record(SimTime(0), &f, Some(&p), None);
         let b = w.take();

@@ -11,6 +11,7 @@
 
 use super::*;
 use crate::engine::{stream, Purpose};
+use crate::mac::frame::RTS_BYTES;
 
 const A: u32 = 0;
 const B: u32 = 1;
@@ -132,6 +133,7 @@ fn defers_to_the_nav_of_an_overheard_rts() {
         msdu: None,
         bytes: RTS_BYTES,
         rate: Rate::MBPS_1,
+        ext: Extensions::default(),
     };
     let mut out = Vec::new();
     c.handle_medium_busy(us(50));
@@ -172,6 +174,7 @@ fn eifs_after_a_corrupted_frame() {
         msdu: None,
         bytes: ACK_BYTES,
         rate: Rate::MBPS_1,
+        ext: Extensions::default(),
     };
     let mut out = Vec::new();
     c.handle_medium_busy(us(400));
@@ -259,6 +262,7 @@ fn long_retry_limit_counts_data_after_cts() {
         msdu: None,
         bytes: CTS_BYTES,
         rate: Rate::MBPS_1,
+        ext: Extensions::default(),
     };
     let mut data_sent = Vec::new();
     for _ in 0..4 {
@@ -293,6 +297,7 @@ fn duplicate_data_is_acked_but_not_delivered_twice() {
         msdu: Some(msdu()),
         bytes: 1056,
         rate: Rate::MBPS_2,
+        ext: Extensions::default(),
     };
     let mut o = Vec::new();
     b.handle_rx(us(10), &data, &mut o);
@@ -325,4 +330,231 @@ fn broadcast_goes_without_rts_or_ack_at_the_basic_rate() {
         next_hop: BROADCAST
     }));
     assert!(timer(&o, MacTimer::Timeout).is_none());
+}
+
+/// A station whose MSDU for C backs off with at least `min` slots, the
+/// medium busy since 0 and idle again at 0 (DIFS ends at 50 µs).
+fn backing_off(me: u32, min: u64) -> (Dcf, u64) {
+    (1..100)
+        .find_map(|seed| {
+            let mut m = dcf(me, seed);
+            m.handle_medium_busy(us(0));
+            m.handle_msdu(us(0), msdu(), C, &mut Vec::new());
+            let k = m.backoff_slots() as u64;
+            m.handle_medium_idle(us(0), &mut Vec::new());
+            (k >= min).then_some((m, k))
+        })
+        .unwrap()
+}
+
+fn other_msdu() -> Msdu {
+    Msdu { packet: 8, bytes: 1028 }
+}
+
+/// The second slot sends while the MSDU in hand stays frozen in backoff.
+/// B holds an MSDU for C with k slots; two slots pass, then a frame from
+/// A (95–399) invites B's packet for A (as quick-exchange, fast-forward or
+/// OPET's ready-to-receive will):
+///
+/// ```text
+///  A:             |-- invitation --|                                   |-ACK 304-|
+///                95               399                                4835      5139
+///  B: |DIFS|2 slots|                  SIFS|----- DATA, 2nd slot 4416 -----|         |DIFS|k-2 slots|
+///     0   50      90                     409                            4825       5139 5189
+/// ```
+#[test]
+fn second_slot_sends_while_the_first_stays_frozen() {
+    let (mut b, k) = backing_off(B, 3);
+    b.handle_medium_busy(us(95));
+    assert_eq!(b.backoff_slots() as u64, k - 2, "two whole slots elapsed");
+    let mut out = Vec::new();
+    b.send_from_second_slot(us(399), other_msdu(), A, Retries::default(), &mut out);
+    b.handle_medium_idle(us(399), &mut out);
+    // The idle medium does not restart the countdown during the exchange.
+    assert!(timer(&out, MacTimer::Access).is_none());
+    let (t, o) = fire(&mut b, &out, MacTimer::Response);
+    assert_eq!(t, us(409));
+    let data = transmitted(&o).unwrap();
+    assert!(b.transmitting_response());
+    // The second slot's MSDU has the next sequence number (the first has 0).
+    assert_eq!(
+        (data.kind, data.rx, data.seq, data.retry, data.msdu),
+        (FrameKind::Data, A, 1, false, Some(other_msdu()))
+    );
+    assert_eq!(data.duration, Duration::from_micros(314));
+    assert_eq!(data.airtime(), Duration::from_micros(4416));
+    b.handle_medium_busy(us(409));
+    let mut out = Vec::new();
+    b.handle_tx_end(us(4825), &mut out);
+    assert_eq!(timer(&out, MacTimer::Timeout).unwrap().0, us(5159));
+    let ack = Frame::control(FrameKind::Ack, A, B, Duration::ZERO, Rate::MBPS_1);
+    let mut out = Vec::new();
+    b.handle_rx(us(5139), &ack, &mut out);
+    assert!(out.contains(&MacAction::TxDone {
+        msdu: other_msdu(),
+        next_hop: A
+    }));
+    b.handle_medium_idle(us(5139), &mut out);
+    // The first slot kept its MSDU, its k - 2 slots and CW; no new draw.
+    assert_eq!(b.current_msdu(), Some((msdu(), C)));
+    assert_eq!((b.backoff_slots() as u64, b.cw()), (k - 2, 31));
+    let (t, o) = fire(&mut b, &out, MacTimer::Access);
+    assert_eq!(t, us(5139 + 50 + 20 * (k - 2)));
+    let rts = transmitted(&o).unwrap();
+    assert_eq!((rts.kind, rts.rx), (FrameKind::Rts, C));
+}
+
+/// A second-slot MSDU whose ACK does not come goes back to the queue with
+/// its long retry count (DATA inside a reserved exchange, §9.3.4.4); the
+/// first slot's CW and frozen backoff are untouched.
+///
+/// ```text
+///  B: |DIFS|2 slots|     SIFS|----- DATA, 2nd slot 4416 -----|--- ACKTimeout 334 ---|
+///     0   50      90    409                                4825                   5159
+/// ```
+#[test]
+fn second_slot_failure_requeues_with_its_retry_count() {
+    let (mut b, k) = backing_off(B, 3);
+    b.handle_medium_busy(us(95));
+    let mut out = Vec::new();
+    b.send_from_second_slot(us(399), other_msdu(), A, Retries::default(), &mut out);
+    let (_, o) = fire(&mut b, &out, MacTimer::Response);
+    assert!(transmitted(&o).is_some());
+    let mut out = Vec::new();
+    b.handle_tx_end(us(4825), &mut out);
+    let (t, o) = fire(&mut b, &out, MacTimer::Timeout);
+    assert_eq!(t, us(5159));
+    assert!(o.contains(&MacAction::Requeue {
+        msdu: other_msdu(),
+        next_hop: A,
+        retries: Retries { short: 0, long: 1 }
+    }));
+    assert_eq!((b.backoff_slots() as u64, b.cw()), (k - 2, 31));
+    assert_eq!(b.held_msdus().collect::<Vec<_>>(), vec![(msdu(), C)]);
+}
+
+/// A retransmission arrives after an interleaved frame from the same
+/// transmitter, and the duplicate filter still catches it. A sends P7
+/// (seq 0) without RTS; B takes it, but its ACK is lost at A. Before A's
+/// retry, a frame from B (4900–5204) invites A's second slot, which sends
+/// P8 (seq 1). Then A retransmits seq 0: a last-number-only filter would
+/// deliver P7 twice.
+///
+/// ```text
+///  A: |DIFS|-- DATA seq 0 4416 --|         (ACK lost)       |SIFS|-- DATA seq 1 4416 --|
+///     0   50                   4466                           5214                    9630
+///  B:                            |SIFS|-ACK 304-|  |-invite-|                           |SIFS|-ACK 304-|
+///                                   4476      4780 4900    5204                            9640      9944
+///  A: |DIFS|k slots|-- DATA seq 0, retry --|
+///     9944 9994  9994+20k
+/// ```
+#[test]
+fn retransmission_after_an_interleaved_frame_is_a_duplicate() {
+    let cfg = DcfConfig {
+        rts_threshold_bytes: 3000,
+        ..DcfConfig::default()
+    };
+    let mut a = Dcf::new(A, cfg.clone(), stream(11, A as u64, Purpose::Backoff));
+    let mut b = Dcf::new(B, cfg, stream(11, B as u64, Purpose::Backoff));
+    let mut out = Vec::new();
+    a.handle_msdu(us(0), msdu(), B, &mut out);
+    let (t, o) = fire(&mut a, &out, MacTimer::Access);
+    assert_eq!(t, us(50));
+    let data0 = transmitted(&o).unwrap();
+    assert_eq!((data0.seq, data0.retry), (0, false));
+    let mut out = Vec::new();
+    a.handle_medium_busy(us(50));
+    a.handle_tx_end(us(4466), &mut out);
+    let timeout = out.clone();
+
+    let mut bo = Vec::new();
+    b.handle_rx(us(4466), &data0, &mut bo);
+    assert!(bo.contains(&MacAction::Deliver { msdu: msdu(), from: A }));
+    let (t, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(t, us(4476));
+    assert_eq!(transmitted(&o).unwrap().kind, FrameKind::Ack);
+    b.handle_tx_end(us(4780), &mut Vec::new());
+
+    // The ACK arrives corrupted at A: EIFS from 4780; the timeout at 4800
+    // draws a backoff from CW 63.
+    a.handle_rx_error(us(4780));
+    a.handle_medium_idle(us(4780), &mut Vec::new());
+    let (t, o) = fire(&mut a, &timeout, MacTimer::Timeout);
+    assert_eq!(t, us(4800));
+    assert_eq!(a.cw(), 63);
+    let k = a.backoff_slots() as u64;
+    assert_eq!(timer(&o, MacTimer::Access).unwrap().0, us(4780 + 364 + 20 * k));
+
+    a.handle_medium_busy(us(4900));
+    let mut out = Vec::new();
+    a.send_from_second_slot(us(5204), other_msdu(), B, Retries::default(), &mut out);
+    a.handle_medium_idle(us(5204), &mut out);
+    let (t, o) = fire(&mut a, &out, MacTimer::Response);
+    assert_eq!(t, us(5214));
+    let data1 = transmitted(&o).unwrap();
+    assert_eq!((data1.seq, data1.retry, data1.msdu), (1, false, Some(other_msdu())));
+    a.handle_medium_busy(us(5214));
+    let mut out = Vec::new();
+    a.handle_tx_end(us(9630), &mut out);
+
+    let mut bo = Vec::new();
+    b.handle_rx(us(9630), &data1, &mut bo);
+    assert!(bo.contains(&MacAction::Deliver {
+        msdu: other_msdu(),
+        from: A
+    }));
+    let (t, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(t, us(9640));
+    let ack = transmitted(&o).unwrap();
+    b.handle_tx_end(us(9944), &mut Vec::new());
+
+    a.handle_rx(us(9944), &ack, &mut out);
+    assert!(out.contains(&MacAction::TxDone {
+        msdu: other_msdu(),
+        next_hop: B
+    }));
+    a.handle_medium_idle(us(9944), &mut out);
+    assert_eq!(a.backoff_slots() as u64, k, "the countdown had not begun");
+    let (t, o) = fire(&mut a, &out, MacTimer::Access);
+    assert_eq!(t, us(9944 + 50 + 20 * k));
+    let retry0 = transmitted(&o).unwrap();
+    assert_eq!((retry0.seq, retry0.retry, retry0.msdu), (0, true, Some(msdu())));
+
+    let mut bo = Vec::new();
+    b.handle_rx(t + retry0.airtime(), &retry0, &mut bo);
+    assert!(!bo.iter().any(|x| matches!(x, MacAction::Deliver { .. })));
+    assert!(
+        timer(&bo, MacTimer::Response).is_some(),
+        "the duplicate is still acknowledged"
+    );
+    assert_eq!(b.stats.duplicates, 1);
+}
+
+/// The filter keeps `DUP_CACHE_DEPTH` numbers per transmitter: older ones
+/// fall out, and a transmitter's numbers do not evict another's.
+#[test]
+fn duplicate_filter_keeps_recent_numbers_per_transmitter() {
+    let mut b = dcf(B, 12);
+    let data = |tx: u32, seq: u16, retry: bool| Frame {
+        kind: FrameKind::Data,
+        tx,
+        rx: B,
+        duration: Duration::from_micros(314),
+        seq,
+        retry,
+        msdu: Some(msdu()),
+        bytes: 1056,
+        rate: Rate::MBPS_2,
+        ext: Extensions::default(),
+    };
+    for seq in 0..DUP_CACHE_DEPTH as u16 + 1 {
+        assert!(!b.is_duplicate(&data(A, seq, false)));
+        assert!(!b.is_duplicate(&data(C, 100 + seq, false)));
+    }
+    // Seq 0 fell out; 1..=4 are remembered.
+    assert!(!b.is_duplicate(&data(A, 0, true)));
+    assert!(b.is_duplicate(&data(A, 2, true)));
+    assert!(b.is_duplicate(&data(C, 104, true)));
+    // Without the Retry bit a number seen before is a new MSDU.
+    assert!(!b.is_duplicate(&data(A, 3, false)));
 }

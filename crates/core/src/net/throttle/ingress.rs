@@ -136,6 +136,12 @@ impl Ingress {
         Ok(())
     }
 
+    /// A released packet the MAC gave back: first in the local queue, eligible at once.
+    pub fn push_front(&mut self, q: Queued) {
+        self.unshaped.push_front((q, SimTime::ZERO));
+        self.local_len += 1;
+    }
+
     /// The eligible local packet `select` admits with the earliest
     /// eligibility (ties: earlier arrival, then unshaped before shaped).
     /// Within a shaped flow only the head may leave, so its spacing holds.

@@ -128,7 +128,9 @@ impl ThrottleConfig {
             ));
         }
         if let Some(v) = self.thr_alone_kbps.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-            return Err(format!("thr_alone_kbps = [.., {v}, ..]: must be numbers of kbit/s >= 0"));
+            return Err(format!(
+                "thr_alone_kbps = [.., {v}, ..]: must be numbers of kbit/s >= 0"
+            ));
         }
         if self.thr_max_seeds == 0 {
             return Err("thr_max_seeds = 0: must be an integer >= 1".into());
@@ -213,15 +215,7 @@ pub fn paths_at(sc: &Scenario, t: SimTime) -> Vec<Option<Vec<u32>>> {
             if let Some(p) = f.route_at(t) {
                 return Some(p.to_vec());
             }
-            let adj = adj.get_or_insert_with(|| {
-                Channel::new(
-                    sc.positions.clone(),
-                    sc.radio.tx_range_m,
-                    sc.radio.cs_range_m,
-                    sc.radio.capture_db,
-                )
-                .rx_adjacency()
-            });
+            let adj = adj.get_or_insert_with(|| Channel::new(sc.positions.clone(), &sc.radio).rx_adjacency());
             bfs.path(adj, f.dst, f.src)
         })
         .collect()
@@ -388,7 +382,11 @@ pub fn report(sc: &Scenario, cfg: &ThrottleConfig, shares: &[FlowShare]) -> Shar
                 path: s.path.iter().map(|&v| id(v)).collect(),
                 hops: s.hops,
                 mean_hop_m: (s.hops > 0).then(|| {
-                    let total: f64 = s.path.windows(2).map(|w| positions[w[0] as usize].distance(&positions[w[1] as usize])).sum();
+                    let total: f64 = s
+                        .path
+                        .windows(2)
+                        .map(|w| positions[w[0] as usize].distance(&positions[w[1] as usize]))
+                        .sum();
                     total / s.hops as f64
                 }),
                 mss_bytes: sc.flows[f].packet_bytes,
@@ -525,7 +523,10 @@ mod tests {
         // sqrt(52² + 28² + 20²) / sqrt(348² + 178² + 120²).
         let u = (52f64.powi(2) + 28f64.powi(2) + 20f64.powi(2)).sqrt()
             / (348f64.powi(2) + 178f64.powi(2) + 120f64.powi(2)).sqrt();
-        assert!(close(unfairness_index(&[348.0, 178.0, 120.0], &[400.0, 150.0, 100.0]), u));
+        assert!(close(
+            unfairness_index(&[348.0, 178.0, 120.0], &[400.0, 150.0, 100.0]),
+            u
+        ));
         // Above the optimum counts as below it.
         assert_eq!(
             unfairness_index(&[1.0, 1.0], &[1.5, 1.0]),
