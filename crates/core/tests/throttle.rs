@@ -124,3 +124,86 @@ packet_bytes = 600
     }
     assert!(s.ledger.balanced);
 }
+
+fn mobile_radio(radio: &str, dist: f64) -> String {
+    format!(
+        r#"
+duration_s = 5.0
+[radio]
+data_rate_mbps = 11.0
+cs_range_m = 500.0
+{radio}
+[mac]
+rts_threshold_bytes = 3000
+[throttle]
+[topology]
+kind = "chain"
+nodes = 2
+spacing_m = {dist}
+[[flow]]
+src = 0
+dst = 1
+"#
+    )
+}
+
+#[test]
+fn the_osipov_profile_decodes_11_mbps_to_30_m_and_keeps_250_m_l_regions() {
+    // 11 Mbit/s data decodes to 30 m only: a 40 m hop has no route.
+    let err = load(
+        &mobile_radio(r#"profile = "osipov-ranges""#, 40.0),
+        Format::Toml,
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(err.key, "flow[0].dst", "{err}");
+    let sc = scenario(&mobile_radio(r#"profile = "osipov-ranges""#, 30.0));
+    let r = sc.radio.rate_range_m;
+    assert_eq!((r[0], r[3]), (250.0, 30.0));
+    // The L-region is the 1 Mbit/s range the PHY gives, not the 30 m of data.
+    let report = manetfair_core::net::throttle::static_report(&sc);
+    assert_eq!(report.l_region_range_m, 250.0);
+    // One range for every rate (ns-2.27's single RXThresh_): the L-region
+    // shrinks with it unless set.
+    let single = scenario(&mobile_radio("tx_range_m = 30.0", 30.0));
+    assert_eq!(
+        manetfair_core::net::throttle::static_report(&single).l_region_range_m,
+        30.0
+    );
+    let set = scenario(
+        &mobile_radio("tx_range_m = 30.0", 30.0).replace("[throttle]", "[throttle]\nl_region_range_m = 250.0"),
+    );
+    assert_eq!(
+        manetfair_core::net::throttle::static_report(&set).l_region_range_m,
+        250.0
+    );
+}
+
+#[test]
+fn the_sensitivity_profile_follows_the_card() {
+    let sc = scenario(&mobile_radio(r#"profile = "sensitivity""#, 100.0));
+    let r = sc.radio.rate_range_m;
+    // ORiNOCO: 12 dB between 1 and 11 Mbit/s, power ~ d^-4 beyond 86 m.
+    assert!((r[0] - 250.0).abs() < 1e-3 && (r[3] - 125.3).abs() < 0.1, "{r:?}");
+    let bad = load(
+        &mobile_radio("profile = \"sensitivity\"\ncard = \"wavelan\"", 100.0),
+        Format::Toml,
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(bad.key, "radio.card");
+    assert!(bad.message.contains("orinoco"), "{}", bad.message);
+    let both = load(
+        &mobile_radio(
+            "profile = \"osipov-ranges\"\n[radio.tx_range_by_rate_m]\n\"11\" = 30.0",
+            30.0,
+        ),
+        Format::Toml,
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(both.key, "radio.profile");
+}

@@ -3,6 +3,7 @@
 //! apart from the decision whether a frame is received (`reception`).
 
 pub mod channel;
+pub mod profiles;
 pub mod propagation;
 pub mod radio;
 pub mod reception;

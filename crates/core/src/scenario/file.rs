@@ -74,6 +74,13 @@ pub struct RadioFile {
     /// `cs_range_m`; default `cs_range_m`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interference_range_m: Option<f64>,
+    /// A named set of per-rate decode ranges (`phy::profiles`):
+    /// "osipov-ranges" or "sensitivity" (with `card`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The card whose sensitivities the "sensitivity" profile uses (default "orinoco").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card: Option<String>,
 }
 
 impl Default for RadioFile {
@@ -88,6 +95,8 @@ impl Default for RadioFile {
             lock_on_sensed: true,
             tx_range_by_rate_m: None,
             interference_range_m: None,
+            profile: None,
+            card: None,
         }
     }
 }

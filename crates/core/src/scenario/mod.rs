@@ -292,6 +292,53 @@ fn resolve_radio(r: &file::RadioFile, dcf: &DcfConfig) -> Result<RadioParams> {
         }
         p.rate_range_m[rate.index()] = range;
     }
+    if let Some(name) = &r.profile {
+        use crate::phy::profiles;
+        if r.tx_range_by_rate_m.is_some() {
+            return Err(ScenarioError::new(
+                "radio.profile",
+                "give either a profile or radio.tx_range_by_rate_m, not both",
+            ));
+        }
+        let ranges = match name.as_str() {
+            "osipov-ranges" => profiles::osipov_ranges(),
+            "sensitivity" => {
+                let card_name = r.card.as_deref().unwrap_or("orinoco");
+                let card = profiles::card(card_name).ok_or_else(|| {
+                    let names: Vec<&str> = profiles::CARDS.iter().map(|c| c.name).collect();
+                    ScenarioError::new(
+                        "radio.card",
+                        format!("\"{card_name}\" is not a known card; allowed: {}", fmt_list(&names)),
+                    )
+                })?;
+                profiles::sensitivity_ranges(&crate::phy::propagation::TwoRayGround::default(), r.tx_range_m, card)
+            }
+            other => {
+                return Err(ScenarioError::new(
+                    "radio.profile",
+                    format!(
+                        "\"{other}\" is not a profile; allowed: {}",
+                        fmt_list(profiles::PROFILES)
+                    ),
+                ))
+            }
+        };
+        if let Some(far) = ranges.iter().copied().find(|&d| d > r.cs_range_m) {
+            return Err(ScenarioError::new(
+                "radio.cs_range_m",
+                format!(
+                    "{} is below the {far:.1} m the profile \"{name}\" decodes to; carrier sense must reach at least as far as decoding",
+                    r.cs_range_m
+                ),
+            ));
+        }
+        p.rate_range_m = ranges;
+    } else if r.card.is_some() {
+        return Err(ScenarioError::new(
+            "radio.card",
+            "only the profile \"sensitivity\" reads a card",
+        ));
+    }
     if let Some(d) = r.interference_range_m {
         positive("radio.interference_range_m", d)?;
         if d < r.cs_range_m {

@@ -31,9 +31,12 @@ pub struct ThrottleConfig {
     /// Shape at the sources (with `mac.queue = "throttle"`); false keeps the
     /// two queues and their priorities but spaces nothing.
     pub enforce: bool,
-    /// Radius of an L-region: the 1 Mbit/s transmission range (§3.1), as a
-    /// distance, independent of the PHY's decode ranges.
-    pub l_region_range_m: f64,
+    /// Radius of an L-region: the 1 Mbit/s transmission range (§3.1).
+    /// Default: the PHY's decode range at 1 Mbit/s; set it where the PHY
+    /// decodes every rate to the same (shorter) range but the model's
+    /// regions are the 1 Mbit/s range of the paper.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l_region_range_m: Option<f64>,
     /// Thr_max(h) in kbit/s by hop count h ("1", "2", ...): one TCP flow's
     /// throughput alone on an h-hop path with this scenario's radio, MAC, TCP
     /// and segment size (§4.1). The Python front door measures the missing
@@ -77,7 +80,7 @@ impl Default for ThrottleConfig {
     fn default() -> Self {
         ThrottleConfig {
             enforce: true,
-            l_region_range_m: 250.0,
+            l_region_range_m: None,
             thr_max_kbps: BTreeMap::new(),
             thr_max: "chain".into(),
             thr_max_spacing_m: None,
@@ -95,11 +98,10 @@ impl Default for ThrottleConfig {
 impl ThrottleConfig {
     /// Checks the values; the message starts with the offending key.
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.l_region_range_m.is_finite() && self.l_region_range_m > 0.0) {
-            return Err(format!(
-                "l_region_range_m = {}: must be a positive number of metres",
-                self.l_region_range_m
-            ));
+        if let Some(d) = self.l_region_range_m {
+            if !(d.is_finite() && d > 0.0) {
+                return Err(format!("l_region_range_m = {d}: must be a positive number of metres"));
+            }
         }
         for (k, v) in &self.thr_max_kbps {
             if !k.parse::<u32>().is_ok_and(|h| h >= 1) {
@@ -161,6 +163,12 @@ impl ThrottleConfig {
 
     pub fn spacing(&self) -> Spacing {
         Spacing::parse(&self.spacing).unwrap_or(Spacing::Eligibility)
+    }
+
+    /// The L-region radius under `radio`: the key, else the 1 Mbit/s range.
+    pub fn l_region_m(&self, radio: &crate::phy::PhyConfig) -> f64 {
+        self.l_region_range_m
+            .unwrap_or(radio.rate_range_m[crate::phy::Rate::MBPS_1.index()])
     }
 
     pub fn on_change(&self) -> bool {
@@ -231,7 +239,7 @@ pub fn allocate(sc: &Scenario, cfg: &ThrottleConfig, t: SimTime, active: &[bool]
         .zip(active)
         .map(|(p, &a)| if a { p.clone() } else { None })
         .collect();
-    let regions = maxmin::l_regions(&positions, &loaded, cfg.l_region_range_m);
+    let regions = maxmin::l_regions(&positions, &loaded, cfg.l_region_m(&sc.radio));
     let members: Vec<Vec<usize>> = regions.iter().map(|g| g.members.clone()).collect();
     let alloc = maxmin::maxmin_shares(&members, sc.flows.len());
     sc.flows
@@ -360,7 +368,7 @@ pub fn report(sc: &Scenario, cfg: &ThrottleConfig, shares: &[FlowShare]) -> Shar
     centres.dedup();
     SharesReport {
         shaping: sc.queue == crate::net::QueueKind::Throttle && cfg.enforce,
-        l_region_range_m: cfg.l_region_range_m,
+        l_region_range_m: cfg.l_region_m(&sc.radio),
         recompute: cfg.recompute.clone(),
         hops_needed: hops_needed(sc),
         regions: centres
@@ -498,7 +506,7 @@ mod tests {
             f(&mut c);
             c.validate().unwrap_err()
         };
-        assert!(bad(|c| c.l_region_range_m = 0.0).starts_with("l_region_range_m"));
+        assert!(bad(|c| c.l_region_range_m = Some(0.0)).starts_with("l_region_range_m"));
         assert!(bad(|c| {
             c.thr_max_kbps.insert("x".into(), 1.0);
         })
