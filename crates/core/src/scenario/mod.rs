@@ -106,7 +106,10 @@ pub enum Transport {
 }
 
 impl Transport {
-    pub const NAMES: &'static [&'static str] = &["tcp-newreno", "tcp-reno", "udp"];
+    /// Every transport name: the TCP variants, then UDP.
+    pub fn names() -> Vec<&'static str> {
+        TcpVariant::ALL.iter().map(|v| v.name()).chain(["udp"]).collect()
+    }
     pub fn parse(s: &str) -> Option<Transport> {
         if s == "udp" {
             return Some(Transport::Udp);
@@ -571,7 +574,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
                 format!(
                     "\"{}\" is not a transport; allowed: {}",
                     f.transport,
-                    fmt_list(Transport::NAMES)
+                    fmt_list(&Transport::names())
                 ),
             )
         })?;

@@ -658,7 +658,7 @@ impl Simulator {
         let delivered = match p.body {
             Body::Udp { .. } => p.payload_bytes as u64,
             Body::Tcp(seg) if seg.is_ack => {
-                self.tcp_ack_arrived(now, p.flow, &seg, out);
+                self.tcp_ack_arrived(now, p.flow, &seg, p.hops, out);
                 return;
             }
             Body::Tcp(seg) => {
@@ -759,11 +759,11 @@ impl Simulator {
         }
     }
 
-    fn tcp_ack_arrived(&mut self, now: SimTime, flow: u32, seg: &Segment, out: &mut Vec<MacAction>) {
+    fn tcp_ack_arrived(&mut self, now: SimTime, flow: u32, seg: &Segment, hops: u8, out: &mut Vec<MacAction>) {
         let src = self.sc.flows[flow as usize].src;
         let fs = &mut self.flows[flow as usize];
         let tcp = fs.tcp.as_mut().expect("TCP ACK for a TCP flow");
-        tcp.sender.handle_ack(now, seg);
+        tcp.sender.handle_ack_hops(now, seg, Some(hops));
         if let Some(onoff) = fs.onoff.as_mut() {
             if tcp.sender.all_acked() {
                 onoff.handle_object_complete(now);

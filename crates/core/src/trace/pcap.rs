@@ -235,6 +235,7 @@ mod tests {
             is_ack: false,
             retransmit: false,
             sent_at: SimTime::ZERO,
+            ts_echo: SimTime::ZERO,
         };
         let p = Packet {
             uid: 42,

@@ -9,11 +9,16 @@
 //! plug in without touching loss recovery or the RTO (DESIGN.md principle 6).
 
 mod cc;
+mod pacer;
 mod receiver;
 mod rtt;
 mod sender;
 
-pub use cc::{CongestionControl, NewReno, Reno, Window};
+pub use cc::mtcp::{MtcpConfig, RttSource};
+pub use cc::tcp_ap::{TcpApConfig, Variation};
+pub use cc::westwood::WestwoodConfig;
+pub use cc::{AckInfo, Base, CongestionControl, Controller, Mtcp, NewReno, Reno, TcpAp, Westwood, Window};
+pub use pacer::Pacer;
 pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
 pub use sender::TcpSender;
@@ -57,6 +62,12 @@ pub struct TcpConfig {
     /// connection was idle longer than one RTO (RFC 5681 §4.1; ns-2
     /// `slow_start_restart_` = true). Only on/off sources go idle.
     pub slow_start_after_idle: bool,
+    /// `[tcp.mtcp]`: M-TCP's keys (`tcp-mtcp`).
+    pub mtcp: MtcpConfig,
+    /// `[tcp.ap]`: TCP-AP's keys (`tcp-ap`).
+    pub ap: TcpApConfig,
+    /// `[tcp.westwood]`: TCP Westwood's and Westwood+'s keys.
+    pub westwood: WestwoodConfig,
 }
 
 impl Default for TcpConfig {
@@ -72,6 +83,9 @@ impl Default for TcpConfig {
             delayed_ack_timeout_s: 0.1,
             dupack_threshold: 3,
             slow_start_after_idle: true,
+            mtcp: MtcpConfig::default(),
+            ap: TcpApConfig::default(),
+            westwood: WestwoodConfig::default(),
         }
     }
 }
@@ -131,6 +145,8 @@ impl TcpConfig {
                 self.initial_rto_s, self.min_rto_s, self.max_rto_s
             ));
         }
+        self.mtcp.validate()?;
+        self.ap.validate()?;
         Ok(())
     }
 
@@ -160,16 +176,40 @@ pub enum TcpVariant {
     /// RFC 5681 fast recovery (any new ACK ends recovery).
     #[serde(rename = "tcp-reno")]
     Reno,
+    /// M-TCP pacing on Reno (Yahia and Bíró 2007), keys in `[tcp.mtcp]`.
+    #[serde(rename = "tcp-mtcp")]
+    Mtcp,
+    /// TCP with Adaptive Pacing on NewReno (ElRakabawy et al. 2005), keys
+    /// in `[tcp.ap]`.
+    #[serde(rename = "tcp-ap")]
+    TcpAp,
+    /// TCP Westwood, per-ACK bandwidth samples (Mascolo et al. 2001).
+    #[serde(rename = "tcp-westwood")]
+    Westwood,
+    /// TCP Westwood+, one bandwidth sample per RTT (Grieco and Mascolo 2004).
+    #[serde(rename = "tcp-westwood-plus")]
+    WestwoodPlus,
 }
 
 impl TcpVariant {
-    pub const ALL: [TcpVariant; 2] = [TcpVariant::NewReno, TcpVariant::Reno];
+    pub const ALL: [TcpVariant; 6] = [
+        TcpVariant::NewReno,
+        TcpVariant::Reno,
+        TcpVariant::Mtcp,
+        TcpVariant::TcpAp,
+        TcpVariant::Westwood,
+        TcpVariant::WestwoodPlus,
+    ];
 
     /// The scenario name of the variant.
     pub fn name(self) -> &'static str {
         match self {
             TcpVariant::NewReno => "tcp-newreno",
             TcpVariant::Reno => "tcp-reno",
+            TcpVariant::Mtcp => "tcp-mtcp",
+            TcpVariant::TcpAp => "tcp-ap",
+            TcpVariant::Westwood => "tcp-westwood",
+            TcpVariant::WestwoodPlus => "tcp-westwood-plus",
         }
     }
 }
@@ -207,6 +247,9 @@ pub struct Segment {
     pub retransmit: bool,
     /// When the sender sent it (data) or the receiver sent it (ACK).
     pub sent_at: SimTime,
+    /// ACKs: the `sent_at` of the latest data segment the receiver got, a
+    /// timestamp echo that gives the sender an RTT sample per ACK.
+    pub ts_echo: SimTime,
 }
 
 impl Segment {
@@ -241,6 +284,7 @@ mod tests {
             is_ack: true,
             retransmit: false,
             sent_at: SimTime::ZERO,
+            ts_echo: SimTime::ZERO,
         }
     }
 
@@ -415,7 +459,7 @@ mod tests {
 
     #[test]
     fn fast_retransmit_on_third_duplicate_ack_not_second() {
-        for variant in TcpVariant::ALL {
+        for variant in [TcpVariant::NewReno, TcpVariant::Reno] {
             let mut s = sender_with_flight(variant, 10);
             s.handle_ack(ms(100), &ack(1000));
             // Segment 1000..2000 is lost: the window slid by one (cwnd 10.1).
@@ -449,7 +493,7 @@ mod tests {
 
     #[test]
     fn partial_ack_keeps_newreno_in_recovery_and_ends_reno() {
-        for variant in TcpVariant::ALL {
+        for variant in [TcpVariant::NewReno, TcpVariant::Reno] {
             let mut s = sender_with_flight(variant, 10);
             // Segments 0..1000 and 3000..4000 lost.
             for _ in 0..3 {
@@ -472,7 +516,7 @@ mod tests {
                     assert!(!s.in_recovery());
                     assert_eq!(s.cwnd_pkts(), 5.0);
                 }
-                TcpVariant::Reno => {
+                _ => {
                     assert!(!s.in_recovery());
                     assert_eq!(s.cwnd_pkts(), 5.0);
                     // 7 packets still out, window 5: nothing to send.
@@ -542,6 +586,168 @@ mod tests {
         let end = out.iter().map(|x| x.end()).max().unwrap();
         s.handle_ack(t + Duration::from_millis(100), &ack(end));
         assert!(s.rto() < Duration::from_millis(600), "rto {}", s.rto());
+    }
+
+    fn probe_sender(gap: Option<Duration>, no_backoff: bool, n: u32) -> TcpSender {
+        let cfg = TcpConfig {
+            initial_cwnd_pkts: n,
+            max_window_pkts: 64,
+            min_rto_s: 0.2,
+            ..TcpConfig::default()
+        };
+        let probe = cc::probe::Probe {
+            gap,
+            no_backoff,
+            seen: Vec::new(),
+        };
+        let mut s = TcpSender::with_controller(&cfg, CongestionControl::Probe(probe), 1000);
+        s.set_ssthresh_pkts(n as f64);
+        s.set_backlogged(true);
+        s
+    }
+
+    fn probe_seen(s: &mut TcpSender) -> Vec<AckInfo> {
+        match s.congestion_control_mut() {
+            CongestionControl::Probe(p) => std::mem::take(&mut p.seen),
+            _ => unreachable!("a probe sender"),
+        }
+    }
+
+    #[test]
+    fn the_controller_sees_hops_the_echoed_timestamp_and_the_duplicate_count() {
+        let mut s = probe_sender(None, false, 4);
+        assert_eq!(drain(&mut s, ms(0)).len(), 4);
+        let mut a = ack(1000);
+        a.ts_echo = ms(0);
+        s.handle_ack_hops(ms(30), &a, Some(3));
+        for k in 0..3u64 {
+            s.handle_ack_hops(
+                ms(31 + k),
+                &Segment {
+                    ts_echo: ms(2),
+                    ..ack(1000)
+                },
+                Some(4),
+            );
+        }
+        let seen = probe_seen(&mut s);
+        let row: Vec<_> = seen
+            .iter()
+            .map(|i| (i.acked_bytes, i.dupacks, i.hops, i.echo_rtt()))
+            .collect();
+        assert_eq!(
+            row,
+            vec![
+                (1000, 0, Some(3), Duration::from_millis(30)),
+                (0, 1, Some(4), Duration::from_millis(29)),
+                (0, 2, Some(4), Duration::from_millis(30)),
+                (0, 3, Some(4), Duration::from_millis(31)),
+            ]
+        );
+        // The first ACK covered the timed segment: a Karn sample of 30 ms.
+        assert_eq!(seen[0].rtt_sample, Some(Duration::from_millis(30)));
+        assert!(seen[1..].iter().all(|i| i.rtt_sample.is_none() && !i.is_new()));
+        // Without hops, the plain entry point says so.
+        s.handle_ack(ms(40), &ack(1000));
+        assert_eq!(probe_seen(&mut s)[0].hops, None);
+    }
+
+    #[test]
+    fn pacing_queue_spaces_segments_and_flushes_on_fast_retransmit() {
+        let gap = Duration::from_millis(10);
+        let mut s = probe_sender(Some(gap), false, 4);
+        // The window releases four segments; one leaves, three wait.
+        let out = drain(&mut s, ms(0));
+        assert_eq!(out.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(s.paced_backlog(), 3);
+        assert_eq!(s.outstanding_pkts(), 4, "queued segments hold their window slots");
+        assert_eq!(s.poll_timeout(), Some(ms(10)));
+        assert!(drain(&mut s, ms(9)).is_empty());
+        assert_eq!(
+            drain(&mut s, ms(10)).iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![1000]
+        );
+        assert_eq!(
+            drain(&mut s, ms(20)).iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![2000]
+        );
+        assert_eq!(s.snd_max(), 3000);
+        // Three duplicates: the hole leaves at once, ahead of the pacing
+        // slot, and the waiting segment goes back to the window.
+        for t in 21..24 {
+            s.handle_ack(ms(t), &ack(0));
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.paced_backlog(), 0);
+        assert_eq!(s.snd_nxt(), 3000);
+        // cwnd = ssthresh 2 + 3 = 5 against 3 outstanding: two new segments
+        // fit. Pacing restarted with the flush, so the first goes at once.
+        let out = drain(&mut s, ms(23));
+        assert_eq!(
+            out.iter().map(|x| (x.seq, x.retransmit)).collect::<Vec<_>>(),
+            vec![(0, true), (3000, false)]
+        );
+        assert_eq!(s.paced_backlog(), 1);
+        assert_eq!(s.poll_timeout(), Some(ms(33)));
+    }
+
+    #[test]
+    fn mtcp_spaces_segments_by_rtt_times_cw_over_x_until_the_window_binds() {
+        // RTT 100 ms, window capped at 5 packets: the window alone would send
+        // 50 segments/s. x = 10 gives T = 100 ms × 5 / 10 = 50 ms (20/s);
+        // x = 50 gives 10 ms, and pacing stops binding (CW = 5 < √50).
+        for (x, per_2s) in [(10.0, 40), (50.0, 100)] {
+            let cfg = TcpConfig {
+                max_window_pkts: 5,
+                initial_cwnd_pkts: 5,
+                mtcp: MtcpConfig {
+                    x,
+                    ..MtcpConfig::default()
+                },
+                ..no_delack()
+            };
+            let mut net = Net::new(&cfg, TcpVariant::Mtcp, 1000, |_| Some(Duration::from_millis(50)));
+            net.sender.set_backlogged(true);
+            net.run_until(ms(3000));
+            let times: Vec<SimTime> = net
+                .sent
+                .iter()
+                .filter(|(t, _)| *t >= ms(1000) && *t < ms(3000))
+                .map(|(t, _)| *t)
+                .collect();
+            assert!(net.sent.iter().all(|(_, s)| !s.retransmit));
+            assert_eq!(times.len(), per_2s, "x = {x}");
+            let gaps: Vec<u64> = times.windows(2).map(|w| (w[1] - w[0]).as_nanos() / 1_000_000).collect();
+            if x == 10.0 {
+                assert!(gaps.iter().all(|&g| g == 50), "x = {x}: gaps {gaps:?}");
+            } else {
+                // Five segments 10 ms apart, then the window waits for ACKs.
+                assert_eq!(&gaps[..5], &[10, 10, 10, 10, 60], "x = {x}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_controller_can_veto_the_rto_backoff() {
+        for no_backoff in [false, true] {
+            let mut s = probe_sender(None, no_backoff, 2);
+            drain(&mut s, ms(0));
+            let mut t = s.poll_timeout().unwrap();
+            let mut gaps = Vec::new();
+            for _ in 0..3 {
+                s.handle_timeout(t);
+                drain(&mut s, t);
+                let next = s.poll_timeout().unwrap();
+                gaps.push((next - t).as_nanos() / 1_000_000);
+                t = next;
+            }
+            let expect = if no_backoff {
+                vec![1000, 1000, 1000]
+            } else {
+                vec![2000, 4000, 8000]
+            };
+            assert_eq!(gaps, expect, "no_backoff {no_backoff}");
+        }
     }
 
     #[test]
@@ -658,12 +864,15 @@ mod tests {
             assert_eq!(t.t, v);
         }
         let e = "tcp-vegas".parse::<TcpVariant>().unwrap_err();
-        assert!(e.contains("tcp-newreno, tcp-reno"), "{e}");
+        assert!(
+            e.contains("tcp-newreno, tcp-reno, tcp-mtcp, tcp-ap, tcp-westwood, tcp-westwood-plus"),
+            "{e}"
+        );
     }
 
     /// The proptest below is only as good as the trouble its channel makes:
     /// one fixed case shows losses, reordering, fast retransmits and
-    /// timeouts all happen, for both variants.
+    /// timeouts all happen, for every variant.
     #[test]
     fn lossy_channel_exercises_every_recovery_path() {
         for variant in TcpVariant::ALL {
@@ -709,7 +918,7 @@ mod tests {
             mss in prop::sample::select(vec![100u32, 512, 536, 1000, 1460]),
             drop_pct in 0u32..30,
             jitter_ms in 0u64..80,
-            reno in any::<bool>(),
+            variant in prop::sample::select(TcpVariant::ALL.to_vec()),
             delayed_ack in any::<bool>(),
             max_window_pkts in 1u32..40,
             initial_cwnd_pkts in 1u32..5,
@@ -724,7 +933,6 @@ mod tests {
                 max_rto_s: 5.0,
                 ..TcpConfig::default()
             };
-            let variant = if reno { TcpVariant::Reno } else { TcpVariant::NewReno };
             let mut rng = Pcg64Mcg::new(seed as u128 | 1);
             let mut net = Net::new(&cfg, variant, mss, move |_| {
                 if rng.gen_range(0..100) < drop_pct {

@@ -35,6 +35,10 @@ pub struct TcpReceiver {
     ack_deadline: Option<SimTime>,
     /// ACKs owed to the network now.
     acks_due: u32,
+    /// Send time of the latest data segment, echoed in every ACK (ns-2's
+    /// `TCPSink` echoes the last segment's timestamp, not RFC 7323's
+    /// TS.Recent).
+    ts_recent: SimTime,
     stats: ReceiverStats,
 }
 
@@ -48,6 +52,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             ack_deadline: None,
             acks_due: 0,
+            ts_recent: SimTime::ZERO,
             stats: ReceiverStats::default(),
         }
     }
@@ -59,6 +64,7 @@ impl TcpReceiver {
             return 0;
         }
         self.stats.data_segments += 1;
+        self.ts_recent = seg.sent_at;
         let (start, end) = (seg.seq, seg.end());
         if end <= self.rcv_nxt || self.is_held(start, end) {
             // Nothing new: ACK at once so that the sender learns where the
@@ -157,6 +163,7 @@ impl TcpReceiver {
             is_ack: true,
             retransmit: false,
             sent_at: now,
+            ts_echo: self.ts_recent,
         })
     }
 
@@ -190,6 +197,7 @@ mod tests {
             is_ack: false,
             retransmit: false,
             sent_at: SimTime::ZERO,
+            ts_echo: SimTime::ZERO,
         }
     }
 
@@ -258,6 +266,23 @@ mod tests {
         assert_eq!(r.handle_segment(ms(4), &data(100, 100)), 300);
         assert_eq!(acks(&mut r, ms(4)), vec![400]);
         assert_eq!(r.buffered_bytes(), 0);
+    }
+
+    #[test]
+    fn acks_echo_the_latest_data_segments_send_time() {
+        let cfg = TcpConfig::default();
+        let mut r = TcpReceiver::new(&cfg, SimTime::ZERO);
+        let seg = |seq, sent| Segment {
+            sent_at: ms(sent),
+            ..data(seq, 100)
+        };
+        r.handle_segment(ms(10), &seg(0, 3));
+        r.handle_segment(ms(11), &seg(100, 5));
+        let a = r.poll_transmit(ms(11)).unwrap();
+        assert_eq!((a.ack, a.ts_echo, a.sent_at), (200, ms(5), ms(11)));
+        // A duplicate ACK for an out-of-order segment echoes that segment.
+        r.handle_segment(ms(12), &seg(300, 7));
+        assert_eq!(r.poll_transmit(ms(12)).unwrap().ts_echo, ms(7));
     }
 
     #[test]

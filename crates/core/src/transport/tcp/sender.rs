@@ -1,8 +1,10 @@
 //! The sending side of a TCP connection: window, loss detection, fast
 //! retransmit and recovery (RFC 5681, RFC 6582), retransmission timer
-//! (RFC 6298). Congestion reactions are delegated to [`CongestionControl`].
+//! (RFC 6298). Congestion reactions are delegated to [`CongestionControl`];
+//! pacing variants send through a [`Pacer`].
 
-use super::cc::{AckInfo, CongestionControl, Window};
+use super::cc::{AckInfo, CongestionControl, Controller, Window};
+use super::pacer::Pacer;
 use super::rtt::RttEstimator;
 use super::{Segment, TcpConfig, TcpVariant};
 use crate::time::{Duration, SimTime};
@@ -60,18 +62,25 @@ pub struct TcpSender {
     idle_restart_pkts: Option<f64>,
     /// When the last data segment left, for the idle test.
     last_send: Option<SimTime>,
+    /// Segments released by the window, waiting for their pacing slot.
+    pacer: Pacer,
     stats: SenderStats,
 }
 
 impl TcpSender {
     pub fn new(cfg: &TcpConfig, variant: TcpVariant, mss: u32, _now: SimTime) -> Self {
+        Self::with_controller(cfg, CongestionControl::new(variant, cfg, mss), mss)
+    }
+
+    /// A sender with a controller built by the caller.
+    pub fn with_controller(cfg: &TcpConfig, cc: CongestionControl, mss: u32) -> Self {
         assert!(mss > 0, "TCP MSS must be positive");
         let max_window = cfg.max_window_pkts.max(1) as f64;
         TcpSender {
             mss,
             dupack_threshold: cfg.dupack_threshold.max(1),
             max_window_pkts: cfg.max_window_pkts.max(1) as u64,
-            cc: CongestionControl::new(variant),
+            cc,
             win: Window {
                 cwnd: (cfg.initial_cwnd_pkts.max(1) as f64).min(max_window),
                 // "Arbitrarily high" (RFC 5681 §3.1): the advertised window.
@@ -96,6 +105,7 @@ impl TcpSender {
                 .slow_start_after_idle
                 .then(|| (cfg.initial_cwnd_pkts.max(1) as f64).min(max_window)),
             last_send: None,
+            pacer: Pacer::default(),
             stats: SenderStats::default(),
         }
     }
@@ -148,8 +158,15 @@ impl TcpSender {
         self.snd_nxt < self.data_end() && self.outstanding_pkts() < self.window_pkts()
     }
 
-    /// ACK from the receiver.
+    /// ACK from the receiver, when the number of hops it travelled is not
+    /// known.
     pub fn handle_ack(&mut self, now: SimTime, seg: &Segment) {
+        self.handle_ack_hops(now, seg, None);
+    }
+
+    /// ACK from the receiver that travelled `hops` hops (as the network
+    /// layer counts them).
+    pub fn handle_ack_hops(&mut self, now: SimTime, seg: &Segment, hops: Option<u8>) {
         if !seg.is_ack {
             return;
         }
@@ -158,24 +175,45 @@ impl TcpSender {
             // Acknowledges bytes never sent (RFC 793 §3.9): ignore.
             return;
         }
-        if ack > self.snd_una {
-            self.on_new_ack(now, ack);
-        } else if ack == self.snd_una && seg.len == 0 && self.snd_max > self.snd_una {
+        let new = ack > self.snd_una;
+        let dup = !new && ack == self.snd_una && seg.len == 0 && self.snd_max > self.snd_una;
+        let rtt_sample = if new { self.take_rtt_sample(now, ack) } else { None };
+        if dup {
+            self.dupacks += 1;
+        }
+        let info = AckInfo {
+            now,
+            acked_bytes: ack.saturating_sub(self.snd_una),
+            mss: self.mss,
+            rtt_sample,
+            srtt: self.rtt.srtt(),
+            hops,
+            ts_echo: seg.ts_echo,
+            dupacks: if new { 0 } else { self.dupacks },
+        };
+        self.cc.on_ack_received(&self.win, &info);
+        if new {
+            self.on_new_ack(now, ack, &info);
+        } else if dup {
             self.on_dupack();
         }
     }
 
-    fn on_new_ack(&mut self, now: SimTime, ack: u64) {
-        let acked_bytes = ack - self.snd_una;
-        let mut rtt_sample = None;
-        if let Some((covers, sent)) = self.rtt_timing {
-            if ack >= covers {
-                let r = now.saturating_since(sent);
-                self.rtt.on_sample(r);
-                rtt_sample = Some(r);
-                self.rtt_timing = None;
-            }
+    /// The RTT sample of the timed segment, if this ACK covers it (Karn's
+    /// rule: retransmissions cancel the timing).
+    fn take_rtt_sample(&mut self, now: SimTime, ack: u64) -> Option<Duration> {
+        let (covers, sent) = self.rtt_timing?;
+        if ack < covers {
+            return None;
         }
+        let r = now.saturating_since(sent);
+        self.rtt.on_sample(r);
+        self.rtt_timing = None;
+        Some(r)
+    }
+
+    fn on_new_ack(&mut self, now: SimTime, ack: u64, info: &AckInfo) {
+        let acked_bytes = info.acked_bytes;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.dupacks = 0;
@@ -195,15 +233,9 @@ impl TcpSender {
                 self.partial_ack_seen = true;
             }
         } else {
-            let info = AckInfo {
-                now,
-                acked_bytes,
-                mss: self.mss,
-                rtt_sample,
-                srtt: self.rtt.srtt(),
-            };
-            self.cc.on_ack(&mut self.win, &info);
+            self.cc.on_ack(&mut self.win, info);
         }
+        self.cc.on_ack_processed(&self.win, info);
         if self.snd_una >= self.snd_max {
             // All data acknowledged: stop the timer (RFC 6298 §5.2).
             self.rto_deadline = None;
@@ -214,7 +246,6 @@ impl TcpSender {
     }
 
     fn on_dupack(&mut self) {
-        self.dupacks += 1;
         if self.in_recovery {
             self.cc.on_recovery_dupack(&mut self.win);
             return;
@@ -225,8 +256,7 @@ impl TcpSender {
         // RFC 6582 §3.2 step 2: only if the ACK covers more than `recover`,
         // so that the duplicates a go-back-N retransmission provokes do not
         // halve the window again. Reno (RFC 5681) has no such guard.
-        let guarded = matches!(self.cc, CongestionControl::NewReno(_));
-        if guarded && self.snd_una < self.recover {
+        if self.cc.guards_recover() && self.snd_una < self.recover {
             return;
         }
         let flight = self.pkts(self.snd_max - self.snd_una);
@@ -234,8 +264,17 @@ impl TcpSender {
         self.partial_ack_seen = false;
         self.recover = self.snd_max;
         self.cc.on_fast_retransmit(&mut self.win, flight, self.dupacks);
+        self.flush_pacer();
         self.rexmit_pending = Some(self.snd_una);
         self.stats.fast_retransmits += 1;
+    }
+
+    /// Segments still waiting for their pacing slot never left: give their
+    /// bytes back to the window.
+    fn flush_pacer(&mut self) {
+        if let Some(first) = self.pacer.flush() {
+            self.snd_nxt = self.snd_nxt.min(first.max(self.snd_una));
+        }
     }
 
     /// The retransmission timer, at or after [`Self::poll_timeout`].
@@ -248,12 +287,16 @@ impl TcpSender {
             self.rto_deadline = None;
             return;
         }
+        self.flush_pacer();
         let flight = self.pkts(self.snd_nxt - self.snd_una);
-        self.cc.on_rto(&mut self.win, flight, self.consecutive_rtos == 0);
+        let back_off = self.cc.on_rto(&mut self.win, flight, self.consecutive_rtos == 0);
         self.consecutive_rtos += 1;
         self.stats.timeouts += 1;
-        // Back off (RFC 6298 §5.5) and restart the timer (§5.6).
-        self.rtt.on_timeout();
+        // Back off (RFC 6298 §5.5), unless the variant vetoes it, and
+        // restart the timer (§5.6).
+        if back_off {
+            self.rtt.on_timeout();
+        }
         self.rto_deadline = Some(now + self.rtt.rto());
         // Go-back-N from the oldest unacknowledged byte (§5.4).
         self.snd_nxt = self.snd_una;
@@ -265,28 +308,41 @@ impl TcpSender {
     }
 
     /// The next segment to send now, if any; call until `None`.
+    /// Retransmissions of a hole (fast retransmit, NewReno partial ACK) leave
+    /// at once; new data and go-back-N resends wait for their pacing slot
+    /// when the variant paces.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
-        if let Some(t) = self.cc.pacing_release() {
-            if t > now {
-                return None;
-            }
-        }
         if let Some(seq) = self.rexmit_pending.take() {
             if seq >= self.snd_una && seq < self.snd_max {
                 let len = (self.snd_max - seq).min(self.mss as u64) as u32;
                 return Some(self.emit(now, seq, len));
             }
         }
-        if !self.can_send_new() {
-            return None;
+        let Some(gap) = self.cc.pacing_interval(&self.win) else {
+            if !self.pacer.is_empty() {
+                self.flush_pacer();
+            }
+            if !self.can_send_new() {
+                return None;
+            }
+            let (seq, len) = self.take_new();
+            return Some(self.emit(now, seq, len));
+        };
+        while self.can_send_new() {
+            let (seq, len) = self.take_new();
+            self.pacer.push(seq, len);
         }
+        let (seq, len) = self.pacer.pop(now, gap, self.snd_una)?;
+        Some(self.emit(now, seq, len))
+    }
+
+    /// Takes the next window's worth of the stream: one segment from
+    /// `snd_nxt`.
+    fn take_new(&mut self) -> (u64, u32) {
         let seq = self.snd_nxt;
         let len = (self.data_end() - seq).min(self.mss as u64) as u32;
         self.snd_nxt += len as u64;
-        if seq >= self.snd_max && self.rtt_timing.is_none() {
-            self.rtt_timing = Some((self.snd_nxt, now));
-        }
-        Some(self.emit(now, seq, len))
+        (seq, len)
     }
 
     fn emit(&mut self, now: SimTime, seq: u64, len: u32) -> Segment {
@@ -295,6 +351,8 @@ impl TcpSender {
             // Karn: an ACK after a retransmission is ambiguous.
             self.rtt_timing = None;
             self.stats.retransmitted_segments += 1;
+        } else if self.rtt_timing.is_none() {
+            self.rtt_timing = Some((seq + len as u64, now));
         }
         self.snd_max = self.snd_max.max(seq + len as u64);
         self.stats.data_segments += 1;
@@ -311,14 +369,15 @@ impl TcpSender {
             is_ack: false,
             retransmit,
             sent_at: now,
+            ts_echo: SimTime::ZERO,
         }
     }
 
     /// When the caller must call back: the retransmission timer, or the
     /// pacing instant when a segment is waiting for it.
     pub fn poll_timeout(&self) -> Option<SimTime> {
-        let pacing = match self.cc.pacing_release() {
-            Some(t) if self.rexmit_pending.is_some() || self.can_send_new() => Some(t),
+        let pacing = match self.cc.pacing_interval(&self.win) {
+            Some(gap) if !self.pacer.is_empty() || self.can_send_new() => self.pacer.release_at(gap),
             _ => None,
         };
         match (self.rto_deadline, pacing) {
@@ -361,11 +420,19 @@ impl TcpSender {
     pub fn variant(&self) -> TcpVariant {
         self.cc.variant()
     }
+    #[cfg(test)]
+    pub(crate) fn congestion_control_mut(&mut self) -> &mut CongestionControl {
+        &mut self.cc
+    }
     pub fn congestion_control(&self) -> &CongestionControl {
         &self.cc
     }
     pub fn stats(&self) -> &SenderStats {
         &self.stats
+    }
+    /// Segments released by the window and waiting for their pacing slot.
+    pub fn paced_backlog(&self) -> usize {
+        self.pacer.len()
     }
     /// Every byte the application gave has been acknowledged.
     pub fn all_acked(&self) -> bool {
