@@ -24,6 +24,7 @@
 
 use super::frame::{Extensions, Frame, FrameKind, Msdu, ACK_BYTES, BROADCAST, CTS_BYTES, DATA_OVERHEAD_BYTES};
 use super::nav::Nav;
+use super::quick_exchange::{self as qe, QuickExchange, CTS_QE_BYTES};
 use crate::phy::Rate;
 use crate::time::{Duration, SimTime};
 use rand::Rng;
@@ -46,6 +47,8 @@ pub struct DcfConfig {
     /// Rate of ACK frames: the basic rate as ns-2 and the papers; ns-3
     /// answers at the data rate (for comparisons with it).
     pub ack_rate: Rate,
+    /// Quick-exchange (Berger et al. §3.1), off by default.
+    pub quick_exchange: QuickExchange,
 }
 
 impl Default for DcfConfig {
@@ -61,6 +64,7 @@ impl Default for DcfConfig {
             data_rate: Rate::MBPS_2,
             basic_rate: Rate::MBPS_1,
             ack_rate: Rate::MBPS_1,
+            quick_exchange: QuickExchange::default(),
         }
     }
 }
@@ -74,8 +78,16 @@ impl DcfConfig {
     pub fn eifs(&self) -> Duration {
         self.sifs + self.basic_rate.airtime(ACK_BYTES) + self.difs()
     }
+    /// CTS size: with quick-exchange every CTS carries the τ field.
+    pub fn cts_bytes(&self) -> u32 {
+        if self.quick_exchange.enabled {
+            CTS_QE_BYTES
+        } else {
+            CTS_BYTES
+        }
+    }
     pub fn cts_time(&self) -> Duration {
-        self.basic_rate.airtime(CTS_BYTES)
+        self.basic_rate.airtime(self.cts_bytes())
     }
     pub fn ack_time(&self) -> Duration {
         self.ack_rate.airtime(ACK_BYTES)
@@ -115,8 +127,14 @@ pub enum MacAction {
     /// The retry limit was reached: the MSDU is dropped and the link to
     /// `next_hop` is reported as failed to the network layer.
     TxFailed { msdu: Msdu, next_hop: u32 },
-    /// An MSDU of the second slot failed with retries left: it goes back
-    /// to the head of the interface queue, with its retry counts.
+    /// Quick-exchange: an RTS from `peer` arrived and the MSDU in hand does
+    /// not go back to it. The caller may hand over, before control returns
+    /// to the event loop, the first queued packet for `peer` of at most
+    /// `max_bytes` with `Dcf::offer_reverse`.
+    WantReverse { peer: u32, max_bytes: u32 },
+    /// An MSDU of the second slot failed with retries left, or was not
+    /// sent: it goes back to the head of the interface queue, with its
+    /// retry counts.
     Requeue {
         msdu: Msdu,
         next_hop: u32,
@@ -159,6 +177,14 @@ struct Held {
 enum Wait {
     Cts(Slot),
     Ack(Slot),
+    /// Quick-exchange, at the RTS receiver after its CTS(τ): DATA1 from
+    /// the slot's next hop, answered with the slot's MSDU as DATA2+ACK1.
+    Data1(Slot),
+    /// Quick-exchange, at the RTS sender after its extended DATA1:
+    /// DATA2+ACK1 (or a plain ACK) for the slot's MSDU.
+    DataAck(Slot),
+    /// Quick-exchange, at the RTS receiver after DATA2+ACK1: ACK2.
+    Ack2(Slot),
 }
 
 /// A response due SIFS after the frame that solicited it.
@@ -166,8 +192,25 @@ enum Wait {
 enum Response {
     /// A CTS or ACK, built from the soliciting frame.
     Control(Frame),
-    /// DATA of a slot, built when SIFS has elapsed.
-    Data(Slot),
+    /// The CTS to an RTS from `to` whose DATA1 carries `d1_bytes`, built
+    /// when SIFS has elapsed: with quick-exchange it may carry τ.
+    Cts { to: u32, duration: Duration, d1_bytes: u32 },
+    /// DATA of a slot, built when SIFS has elapsed; `tau` extends its
+    /// Duration (a quick-exchange the station honours).
+    Data { slot: Slot, tau: Duration },
+    /// Quick-exchange's DATA2+ACK1 with the slot's MSDU.
+    DataAck(Slot),
+}
+
+/// What a data frame of ours solicits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Solicits {
+    /// An ACK (nothing, if broadcast).
+    Ack,
+    /// Quick-exchange's DATA2+ACK1, `tau` after the standard ACK's end.
+    DataAck { tau: Duration },
+    /// Quick-exchange's ACK2 (the frame is DATA2+ACK1).
+    Ack2,
 }
 
 /// Where the station is in a frame exchange (§9.3.2).
@@ -178,8 +221,11 @@ enum Exchange {
     Idle,
     /// Our RTS is on the air.
     SendingRts(Slot),
-    /// Our DATA is on the air; `response`: it was sent SIFS after a CTS.
-    SendingData { slot: Slot, response: bool },
+    /// Our DATA is on the air; `response`: it was sent SIFS after a CTS
+    /// (or an invitation); `then`: what it solicits.
+    SendingData { slot: Slot, response: bool, then: Solicits },
+    /// Our CTS(τ) is on the air: the slot's MSDU goes back to its sender.
+    SendingCtsTau { reverse: Slot, t_data1: Duration },
     /// Waiting for a CTS or ACK; the Timeout timer is armed.
     Waiting(Wait),
     /// SIFS before a response; the Response timer is armed. `under` is a
@@ -228,6 +274,13 @@ struct TimerSlot {
 pub struct DcfStats {
     pub retry_drops: u64,
     pub duplicates: u64,
+    /// Quick-exchange, counted at the RTS receiver: CTSs with τ > 0 sent,
+    /// DATA1s received extended (honoured), ACK2s received (completed), and
+    /// honoured exchanges whose DATA2+ACK1 or ACK2 went missing (failed).
+    pub qe_requested: u64,
+    pub qe_honored: u64,
+    pub qe_completed: u64,
+    pub qe_failed: u64,
 }
 
 pub struct Dcf {
@@ -319,7 +372,7 @@ impl Dcf {
     pub fn transmitting_response(&self) -> bool {
         matches!(
             self.exchange,
-            Exchange::Responding { .. } | Exchange::SendingData { response: true, .. }
+            Exchange::Responding { .. } | Exchange::SendingData { response: true, .. } | Exchange::SendingCtsTau { .. }
         )
     }
 
@@ -465,7 +518,10 @@ impl Dcf {
         self.freeze(now);
         self.side = Some(self.hold(msdu, next_hop, retries));
         self.exchange = Exchange::Sifs {
-            response: Response::Data(Slot::Side),
+            response: Response::Data {
+                slot: Slot::Side,
+                tau: Duration::ZERO,
+            },
             under: None,
         };
         self.set_timer(MacTimer::Response, now + self.cfg.sifs, out);
@@ -528,7 +584,7 @@ impl Dcf {
 
     /// One transition of the exchange state machine.
     fn step(&mut self, now: SimTime, event: Event, out: &mut Vec<MacAction>) {
-        use Exchange::{Idle, Responding, SendingData, SendingRts, Sifs, Waiting};
+        use Exchange::{Idle, Responding, SendingCtsTau, SendingData, SendingRts, Sifs, Waiting};
         match (self.exchange, event) {
             // §9.3.4.3: the backoff reached zero on an idle medium. The
             // MSDU in hand goes, after an RTS if it is longer than the RTS
@@ -553,20 +609,74 @@ impl Dcf {
                 self.exchange = Responding { under };
                 out.push(MacAction::Transmit(f));
             }
-            // §9.3.2.6: DATA goes SIFS after the CTS (or, from the second
-            // slot, after the frame that invited it).
+            // §9.3.2.6 and Berger et al. §3.1: the CTS; with a packet for
+            // the RTS's sender that fits the cap it carries τ, and its
+            // Duration stays the standard one (the DATA1 advertises τ).
             (
                 Sifs {
-                    response: Response::Data(slot),
+                    response: Response::Cts { to, duration, d1_bytes },
                     ..
                 },
                 Event::SifsElapsed,
             ) => {
-                let data = self.data_frame(slot);
-                if let Some(h) = self.slot_mut(slot).as_mut() {
-                    h.attempts += 1;
+                let mut cts = self.control(FrameKind::Cts, to, duration);
+                cts.bytes = self.cfg.cts_bytes();
+                match self.reverse_for(to, d1_bytes) {
+                    Some(reverse) => {
+                        let d2 = self.held(reverse).msdu.bytes;
+                        let data_ack = qe::data_ack_time(self.cfg.data_rate, d2);
+                        cts.ext.tau = qe::tau(data_ack, self.cfg.ack_time(), self.cfg.sifs, self.cfg.ack_time());
+                        let t_data1 = self.cfg.data_rate.airtime(d1_bytes + DATA_OVERHEAD_BYTES);
+                        self.exchange = SendingCtsTau { reverse, t_data1 };
+                        self.stats.qe_requested += 1;
+                    }
+                    None => self.exchange = Responding { under: None },
                 }
-                self.exchange = SendingData { slot, response: true };
+                out.push(MacAction::Transmit(cts));
+            }
+            // §9.3.2.6: DATA goes SIFS after the CTS (or, from the second
+            // slot, after the frame that invited it); Berger et al. §3.1: a
+            // quick-exchange the station honours extends its Duration by τ.
+            (
+                Sifs {
+                    response: Response::Data { slot, tau },
+                    ..
+                },
+                Event::SifsElapsed,
+            ) => {
+                let mut data = self.data_frame(slot);
+                data.duration += tau;
+                self.count_attempt(slot);
+                let then = if tau > Duration::ZERO {
+                    Solicits::DataAck { tau }
+                } else {
+                    Solicits::Ack
+                };
+                self.exchange = SendingData {
+                    slot,
+                    response: true,
+                    then,
+                };
+                out.push(MacAction::Transmit(data));
+            }
+            // Berger et al. §3.1: DATA2 with the piggybacked ACK1, one frame
+            // (the Data+CF-Ack subtype); its Duration covers SIFS + ACK2.
+            (
+                Sifs {
+                    response: Response::DataAck(slot),
+                    ..
+                },
+                Event::SifsElapsed,
+            ) => {
+                let mut data = self.data_frame(slot);
+                data.ext.piggybacked_ack = true;
+                data.bytes = data.msdu.map_or(0, |m| m.bytes) + qe::DATA_ACK_OVERHEAD_BYTES;
+                self.count_attempt(slot);
+                self.exchange = SendingData {
+                    slot,
+                    response: true,
+                    then: Solicits::Ack2,
+                };
                 out.push(MacAction::Transmit(data));
             }
             // §9.3.2.6: after an RTS the station awaits the CTS for
@@ -582,6 +692,36 @@ impl Dcf {
                 self.exchange = Idle;
                 self.delivered(now, slot, out);
             }
+            // Berger et al. §3.1: after DATA2+ACK1 the station awaits ACK2
+            // (ACKTimeout).
+            (
+                SendingData {
+                    slot,
+                    then: Solicits::Ack2,
+                    ..
+                },
+                Event::TxEnd,
+            ) => {
+                self.exchange = Waiting(Wait::Ack2(slot));
+                let to = self.cfg.response_timeout(self.cfg.ack_time());
+                self.set_timer(MacTimer::Timeout, now + to, out);
+            }
+            // Berger et al. §3.1: after an extended DATA1 the station awaits
+            // DATA2+ACK1, SIFS + T(DATA2+ACK1) + slot, T(DATA2+ACK1) known
+            // from τ.
+            (
+                SendingData {
+                    slot,
+                    then: Solicits::DataAck { tau },
+                    ..
+                },
+                Event::TxEnd,
+            ) => {
+                self.exchange = Waiting(Wait::DataAck(slot));
+                let ack = self.cfg.ack_time();
+                let data_ack = qe::data_ack_time_of(tau, ack, self.cfg.sifs, ack);
+                self.set_timer(MacTimer::Timeout, now + self.cfg.response_timeout(data_ack), out);
+            }
             // §9.3.2.8: after unicast DATA the station awaits the ACK for
             // ACKTimeout = SIFS + ACK + slot.
             (SendingData { slot, .. }, Event::TxEnd) => {
@@ -589,15 +729,22 @@ impl Dcf {
                 let to = self.cfg.response_timeout(self.cfg.ack_time());
                 self.set_timer(MacTimer::Timeout, now + to, out);
             }
+            // Berger et al. §3.1: after CTS(τ) the RTS receiver awaits DATA1
+            // for SIFS + T(DATA1) + slot.
+            (SendingCtsTau { reverse, t_data1 }, Event::TxEnd) => {
+                self.exchange = Waiting(Wait::Data1(reverse));
+                self.set_timer(MacTimer::Timeout, now + self.cfg.response_timeout(t_data1), out);
+            }
             // Our CTS or ACK ended: back to our own wait, if one goes on.
             (Responding { under }, Event::TxEnd) => {
                 self.exchange = under.map_or(Idle, Waiting);
             }
             // §9.3.2.6, §9.3.2.8: no CTS or ACK within the timeout: the
-            // attempt failed (§9.3.4.4 retry counts).
+            // attempt failed (§9.3.4.4 retry counts). Berger et al. §3.1: no
+            // DATA1 after CTS(τ): the reverse packet is released, uncharged.
             (Waiting(wait), Event::ResponseTimeout) => {
                 self.exchange = Idle;
-                self.failed(now, wait, out);
+                self.wait_expired(now, wait, out);
             }
             // The same, while we owe or send an ACK of our own: the ACK
             // still goes; the failed attempt is handled now.
@@ -609,24 +756,39 @@ impl Dcf {
                 Event::ResponseTimeout,
             ) => {
                 self.exchange = Sifs { response, under: None };
-                self.failed(now, wait, out);
+                self.wait_expired(now, wait, out);
             }
             (Responding { under: Some(wait) }, Event::ResponseTimeout) => {
                 self.exchange = Responding { under: None };
-                self.failed(now, wait, out);
+                self.wait_expired(now, wait, out);
             }
             // §9.3.2.6: an RTS for us is answered with a CTS after SIFS if
             // the NAV is clear; its Duration is the RTS's less SIFS + CTS.
+            // Berger et al. §3.1: with quick-exchange the station looks for
+            // a packet for the RTS's sender now (the CTS is built at SIFS).
             (Idle, Event::Rx(f)) if f.kind == FrameKind::Rts && !self.nav.is_set(now) => {
-                let dur = f
-                    .duration
-                    .as_nanos()
-                    .saturating_sub((self.cfg.sifs + self.cfg.cts_time()).as_nanos());
-                let cts = self.control(FrameKind::Cts, f.tx, Duration(dur));
-                self.respond(now, Response::Control(cts), None, out);
+                let cts_part = self.cfg.sifs + self.cfg.cts_time();
+                let duration = Duration(f.duration.as_nanos().saturating_sub(cts_part.as_nanos()));
+                let d1_bytes = self.quick_exchange_d1(f);
+                if let Some(d1) = d1_bytes {
+                    let cap = self.cfg.quick_exchange.max_bytes;
+                    if self.reverse_for(f.tx, d1).is_none() && d1 < cap {
+                        out.push(MacAction::WantReverse {
+                            peer: f.tx,
+                            max_bytes: cap - d1,
+                        });
+                    }
+                }
+                let response = Response::Cts {
+                    to: f.tx,
+                    duration,
+                    d1_bytes: d1_bytes.unwrap_or(u32::MAX),
+                };
+                self.respond(now, response, None, out);
             }
             // §9.3.2.6: the CTS from the RTS's receiver: DATA after SIFS;
-            // the short retry count is reset (§9.3.4.4).
+            // the short retry count is reset (§9.3.4.4). Berger et al. §3.1:
+            // a CTS with τ > 0 is honoured by extending DATA1's Duration.
             (Waiting(Wait::Cts(slot)), Event::Rx(f))
                 if f.kind == FrameKind::Cts && self.held(slot).next_hop == f.tx =>
             {
@@ -634,13 +796,55 @@ impl Dcf {
                 if let Some(h) = self.slot_mut(slot).as_mut() {
                     h.retries.short = 0;
                 }
-                self.respond(now, Response::Data(slot), None, out);
+                let honor = self.cfg.quick_exchange.enabled && self.cfg.quick_exchange.honor;
+                let tau = if honor { f.ext.tau } else { Duration::ZERO };
+                self.respond(now, Response::Data { slot, tau }, None, out);
             }
-            // §9.3.2.8: the ACK completes the MSDU.
-            (Waiting(Wait::Ack(slot)), Event::Rx(f)) if f.kind == FrameKind::Ack => {
+            // §9.3.2.8: the ACK completes the MSDU. Berger et al. §3.1: a
+            // plain ACK while DATA2+ACK1 is awaited completes DATA1 too (the
+            // RTS receiver lost its reverse packet).
+            (Waiting(Wait::Ack(slot) | Wait::DataAck(slot)), Event::Rx(f)) if f.kind == FrameKind::Ack => {
                 self.cancel_timer(MacTimer::Timeout);
                 self.exchange = Idle;
                 self.delivered(now, slot, out);
+            }
+            // Berger et al. §3.1: ACK2 completes the quick-exchange.
+            (Waiting(Wait::Ack2(slot)), Event::Rx(f)) if f.kind == FrameKind::Ack => {
+                self.cancel_timer(MacTimer::Timeout);
+                self.exchange = Idle;
+                self.stats.qe_completed += 1;
+                self.delivered(now, slot, out);
+            }
+            // Berger et al. §3.1: DATA2+ACK1 from DATA1's receiver: ACK1
+            // completes DATA1, DATA2 is delivered (unless a duplicate) and
+            // acknowledged by ACK2 after SIFS.
+            (Waiting(Wait::DataAck(slot)), Event::Rx(f))
+                if f.kind == FrameKind::Data && f.ext.piggybacked_ack && self.held(slot).next_hop == f.tx =>
+            {
+                self.cancel_timer(MacTimer::Timeout);
+                let ack2 = self.control(FrameKind::Ack, f.tx, Duration::ZERO);
+                self.respond(now, Response::Control(ack2), None, out);
+                self.delivered(now, slot, out);
+                self.receive_data(f, out);
+            }
+            // Berger et al. §3.1: DATA1 after our CTS(τ). Extended by τ: the
+            // sender honours, and DATA2+ACK1 goes after SIFS. Not extended:
+            // it declines; a plain ACK goes and the reverse packet is
+            // released, uncharged.
+            (Waiting(Wait::Data1(reverse)), Event::Rx(f))
+                if f.kind == FrameKind::Data && f.rx == self.me && self.held(reverse).next_hop == f.tx =>
+            {
+                self.cancel_timer(MacTimer::Timeout);
+                let plain = self.cfg.sifs + self.cfg.ack_time();
+                if f.duration > plain {
+                    self.stats.qe_honored += 1;
+                    self.respond(now, Response::DataAck(reverse), None, out);
+                } else {
+                    let ack = self.control(FrameKind::Ack, f.tx, Duration::ZERO);
+                    self.respond(now, Response::Control(ack), None, out);
+                    self.release(now, reverse, out);
+                }
+                self.receive_data(f, out);
             }
             // §9.3.2.8: unicast DATA for us is acknowledged after SIFS,
             // whatever the medium and the NAV say, even while we await a
@@ -663,10 +867,64 @@ impl Dcf {
                 self.receive_data(f, out);
             }
             // Anything else is ignored: an RTS under a set NAV or while in
-            // an exchange (no CTS, §9.3.2.6), a CTS or ACK not awaited, unicast DATA while a
-            // response is already due (only possible if SIFS outlasts a
-            // frame; its sender retries), and events of other states.
+            // an exchange (no CTS, §9.3.2.6), a CTS or ACK not awaited,
+            // unicast DATA while a response is already due (only possible if
+            // SIFS outlasts a frame; its sender retries), and events of
+            // other states.
             _ => {}
+        }
+    }
+
+    /// Quick-exchange: DATA1's MSDU size, from an RTS's Duration
+    /// (3·SIFS + CTS + DATA1 + ACK); None when quick-exchange is off.
+    fn quick_exchange_d1(&self, rts: &Frame) -> Option<u32> {
+        if !self.cfg.quick_exchange.enabled {
+            return None;
+        }
+        let fixed = self.cfg.sifs.mul(3) + self.cfg.cts_time() + self.cfg.ack_time();
+        let t_data1 = Duration(rts.duration.as_nanos().saturating_sub(fixed.as_nanos()));
+        Some(qe::msdu_bytes_of(self.cfg.data_rate, t_data1, DATA_OVERHEAD_BYTES))
+    }
+
+    /// Quick-exchange's reverse packet for `peer`, if any fits the cap
+    /// with DATA1's `d1_bytes`: the MSDU in hand first, then the second
+    /// slot (filled from the queue by `offer_reverse`).
+    fn reverse_for(&self, peer: u32, d1_bytes: u32) -> Option<Slot> {
+        if !self.cfg.quick_exchange.enabled {
+            return None;
+        }
+        let cap = self.cfg.quick_exchange.max_bytes;
+        [Slot::Current, Slot::Side].into_iter().find(|&s| {
+            self.slot(s)
+                .is_some_and(|h| h.next_hop == peer && d1_bytes.saturating_add(h.msdu.bytes) <= cap)
+        })
+    }
+
+    /// Quick-exchange: a queued packet for the RTS's sender, handed over
+    /// after `MacAction::WantReverse` (it goes into the second slot).
+    pub fn offer_reverse(&mut self, msdu: Msdu, next_hop: u32, retries: Retries) {
+        debug_assert!(self.side.is_none() && next_hop != BROADCAST);
+        self.side = Some(self.hold(msdu, next_hop, retries));
+    }
+
+    /// A reserved reverse packet that was not sent: the MSDU in hand stays;
+    /// a second-slot one goes back to the queue with its counts unchanged.
+    fn release(&mut self, now: SimTime, slot: Slot, out: &mut Vec<MacAction>) {
+        if slot == Slot::Side {
+            if let Some(h) = self.side.take() {
+                out.push(MacAction::Requeue {
+                    msdu: h.msdu,
+                    next_hop: h.next_hop,
+                    retries: h.retries,
+                });
+            }
+        }
+        self.reschedule_access(now, out);
+    }
+
+    fn count_attempt(&mut self, slot: Slot) {
+        if let Some(h) = self.slot_mut(slot).as_mut() {
+            h.attempts += 1;
         }
     }
 
@@ -691,6 +949,7 @@ impl Dcf {
             self.exchange = Exchange::SendingData {
                 slot: Slot::Current,
                 response: false,
+                then: Solicits::Ack,
             };
             let data = self.data_frame(Slot::Current);
             if let Some(cur) = self.current.as_mut() {
@@ -723,12 +982,21 @@ impl Dcf {
         }
     }
 
-    /// A CTS or ACK did not come for the MSDU of `wait`'s slot.
-    fn failed(&mut self, now: SimTime, wait: Wait, out: &mut Vec<MacAction>) {
-        let (slot, waited_cts) = match wait {
-            Wait::Cts(s) => (s, true),
-            Wait::Ack(s) => (s, false),
-        };
+    /// The awaited response did not come.
+    fn wait_expired(&mut self, now: SimTime, wait: Wait, out: &mut Vec<MacAction>) {
+        match wait {
+            Wait::Cts(s) => self.failed(now, s, true, out),
+            Wait::Ack(s) | Wait::DataAck(s) => self.failed(now, s, false, out),
+            Wait::Ack2(s) => {
+                self.stats.qe_failed += 1;
+                self.failed(now, s, false, out);
+            }
+            Wait::Data1(reverse) => self.release(now, reverse, out),
+        }
+    }
+
+    /// A CTS (`waited_cts`) or ACK did not come for the MSDU of `slot`.
+    fn failed(&mut self, now: SimTime, slot: Slot, waited_cts: bool, out: &mut Vec<MacAction>) {
         let cfg = &self.cfg;
         let (short_limit, long_limit) = (cfg.short_retry_limit, cfg.long_retry_limit);
         let h = self.slot_mut(slot).as_mut().expect("a timeout for an empty slot");
@@ -850,3 +1118,5 @@ impl Dcf {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_quick_exchange;

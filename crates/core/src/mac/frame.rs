@@ -163,11 +163,20 @@ impl Frame {
     /// bytes. The FCS is not written.
     pub fn emit(&self, out: &mut Vec<u8>) {
         let flags = if self.retry { 0x08 } else { 0x00 };
-        out.extend_from_slice(&[self.kind.frame_control(), flags]);
+        let mut fc = self.kind.frame_control();
+        if self.kind == FrameKind::Data && self.ext.piggybacked_ack {
+            fc = 0x18; // data, subtype 0001: Data+CF-Ack
+        }
+        out.extend_from_slice(&[fc, flags]);
         out.extend_from_slice(&self.duration_us().to_le_bytes());
         out.extend_from_slice(&mac_address(self.rx));
         match self.kind {
             FrameKind::Rts => out.extend_from_slice(&mac_address(self.tx)),
+            FrameKind::Cts if self.bytes > CTS_BYTES => {
+                // Quick-exchange's τ field, in microseconds like Duration.
+                let tau = self.ext.tau.as_nanos().div_ceil(1000).min(32767) as u16;
+                out.extend_from_slice(&tau.to_le_bytes());
+            }
             FrameKind::Cts | FrameKind::Ack => {}
             FrameKind::Data => {
                 out.extend_from_slice(&mac_address(self.tx));
@@ -236,6 +245,35 @@ mod tests {
         assert_eq!(&b[16..22], &BSSID);
         assert_eq!(u16::from_le_bytes([b[22], b[23]]), 9 << 4);
         assert_eq!(&b[24..], &LLC_SNAP_IPV4);
+    }
+
+    #[test]
+    fn quick_exchange_frames_emit_the_tau_field_and_data_cf_ack() {
+        let mut cts = Frame::control(FrameKind::Cts, 1, 0, Duration::from_micros(4788), Rate::MBPS_1);
+        cts.bytes = CTS_BYTES + 2;
+        cts.ext.tau = Duration::from_micros(490);
+        let mut b = Vec::new();
+        cts.emit(&mut b);
+        assert_eq!(b.len(), cts.emitted_header_len());
+        assert_eq!(u16::from_le_bytes([b[10], b[11]]), 490);
+        let data_ack = Frame {
+            kind: FrameKind::Data,
+            tx: 1,
+            rx: 0,
+            duration: Duration::from_micros(314),
+            seq: 0,
+            retry: false,
+            msdu: Some(Msdu { packet: 0, bytes: 40 }),
+            bytes: 72,
+            rate: Rate::MBPS_2,
+            ext: Extensions {
+                piggybacked_ack: true,
+                ..Extensions::default()
+            },
+        };
+        let mut b = Vec::new();
+        data_ack.emit(&mut b);
+        assert_eq!(b[0], 0x18);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 pub mod dcf;
 pub mod frame;
 pub mod nav;
+pub mod quick_exchange;
 
 pub use dcf::{Dcf, DcfConfig, MacAction, MacTimer};
 pub use frame::{Frame, FrameKind, BROADCAST};

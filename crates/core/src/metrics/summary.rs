@@ -28,6 +28,22 @@ pub struct MacSummary {
     pub collisions: BTreeMap<&'static str, u64>,
     pub retry_drops: u64,
     pub duplicates: u64,
+    /// Quick-exchange's counters, with `[mac.quick_exchange]` enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qe: Option<QuickExchangeSummary>,
+}
+
+/// Quick-exchange (Berger et al. §3.1), counted at the RTS receivers.
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct QuickExchangeSummary {
+    /// CTSs with τ > 0 sent.
+    pub requested: u64,
+    /// DATA1s received with their Duration extended.
+    pub honored: u64,
+    /// ACK2s received.
+    pub completed: u64,
+    /// Honoured exchanges whose DATA2+ACK1 or ACK2 went missing.
+    pub failed: u64,
 }
 
 /// Routing protocol overhead: control packets and bytes sent, by type.

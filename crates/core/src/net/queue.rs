@@ -64,6 +64,9 @@ pub enum Select<'a> {
     /// The first packet for this next hop only (quick-exchange's reverse
     /// packet, Berger et al.).
     NextHop(u32),
+    /// The first packet for this next hop of at most this many bytes
+    /// (quick-exchange's reverse packet under its size cap).
+    NextHopUpTo(u32, u32),
     /// The first packet of a flow not in this list (OPET: flows blocked by
     /// a negative CTS).
     NotFlows(&'a [u32]),
@@ -76,6 +79,7 @@ impl Select<'_> {
         match *self {
             Select::Any => true,
             Select::NextHop(h) => q.next_hop == h,
+            Select::NextHopUpTo(h, max) => q.next_hop == h && q.bytes <= max,
             Select::NotFlows(blocked) => !blocked.contains(&q.flow),
             Select::Packet(p) => q.packet == p,
         }

@@ -120,6 +120,9 @@ pub struct MacFile {
     /// EIFS after a frame that was only sensed (below the receive
     /// threshold), as ns-2 does; ns-3 does not.
     pub eifs_after_sensed: bool,
+    /// `[mac.quick_exchange]` (docs/selfcontention.md).
+    #[serde(skip_serializing_if = "crate::mac::quick_exchange::QuickExchange::is_default")]
+    pub quick_exchange: crate::mac::quick_exchange::QuickExchange,
 }
 
 impl Default for MacFile {
@@ -136,6 +139,7 @@ impl Default for MacFile {
             cw_max: 1023,
             ack_rate_mbps: None,
             eifs_after_sensed: true,
+            quick_exchange: Default::default(),
         }
     }
 }

@@ -457,6 +457,9 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
             format!("{} must be 2^k - 1 and >= mac.cw_min = {}", m.cw_max, m.cw_min),
         ));
     }
+    m.quick_exchange
+        .validate()
+        .map_err(|e| split_key_error("mac.quick_exchange", &e))?;
     // Scheme tables: checked when given, filled in when their queue is used.
     if let Some(c) = &file.red {
         c.validate().map_err(|e| split_key_error("red", &e))?;
@@ -491,6 +494,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
             Some(v) => rate("mac.ack_rate_mbps", v)?,
             None => basic_rate,
         },
+        quick_exchange: m.quick_exchange,
     };
     let radio_params = resolve_radio(r, &dcf)?;
 

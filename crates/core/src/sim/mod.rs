@@ -8,7 +8,7 @@ mod events;
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
-use crate::mac::dcf::{Dcf, MacAction};
+use crate::mac::dcf::{Dcf, MacAction, Retries};
 use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
 use crate::metrics::jain_index;
 use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpTrace, Traces};
@@ -529,6 +529,16 @@ impl Simulator {
                     self.packets.release_copy(msdu.packet);
                 }
                 self.feed_mac(now, node, out);
+            }
+            MacAction::WantReverse { peer, max_bytes } => {
+                let n = &mut self.nodes[node as usize];
+                if let Some(q) = n.queue.dequeue(now, Select::NextHopUpTo(peer, max_bytes)) {
+                    let msdu = Msdu {
+                        packet: q.packet,
+                        bytes: q.bytes,
+                    };
+                    n.mac.offer_reverse(msdu, q.next_hop, Retries::default());
+                }
             }
             MacAction::Requeue { msdu, next_hop, .. } => {
                 // Back at the head of the queue, without a second admission.
@@ -1054,6 +1064,15 @@ impl Simulator {
         }
         mac.retry_drops = self.nodes.iter().map(|n| n.mac.stats.retry_drops).sum();
         mac.duplicates = self.nodes.iter().map(|n| n.mac.stats.duplicates).sum();
+        if self.sc.dcf.quick_exchange.enabled {
+            let sum = |f: fn(&crate::mac::dcf::DcfStats) -> u64| self.nodes.iter().map(|n| f(&n.mac.stats)).sum();
+            mac.qe = Some(crate::metrics::summary::QuickExchangeSummary {
+                requested: sum(|s| s.qe_requested),
+                honored: sum(|s| s.qe_honored),
+                completed: sum(|s| s.qe_completed),
+                failed: sum(|s| s.qe_failed),
+            });
+        }
         let l = &self.packets.ledger;
         let routing = self.routing.summary(self.sc.file.routing.protocol.clone());
         let mut schemes = SchemeSections::default();
