@@ -32,7 +32,7 @@ def _parse(text: str, fmt: str, origin: str) -> dict[str, Any]:
     try:
         data = json.loads(text) if fmt == "json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
-        raise ScenarioError(f"{origin}: not {fmt}: {exc}") from None
+        raise ScenarioError(f"{origin}: not valid {fmt.upper()}: {exc}") from None
     for key in data:
         if key not in TOP_KEYS:
             raise ScenarioError(f"{origin}: unknown key `{key}`; allowed: {sorted(TOP_KEYS)}")
@@ -56,6 +56,8 @@ def check_scenario(
     origin: str = "<scenario>",
     seed: int | None = None,
     duration_s: float | None = None,
+    base_dir: str | None = None,
+    max_memory: int | None = None,
 ) -> str:
     data = _parse(text, fmt, origin)
     if seed is not None:
@@ -72,6 +74,8 @@ def run_scenario(
     seed: int | None = None,
     duration_s: float | None = None,
     progress: Callable[[float, float], None] | None = None,
+    base_dir: str | None = None,
+    max_memory: int | None = None,
 ) -> tuple[str, str]:
     data = json.loads(check_scenario(text, fmt, origin, seed, duration_s))
     seed = data["seed"]

@@ -77,8 +77,11 @@ def test_load_errors_name_the_file(tmp_path):
         load(tmp_path / "missing.toml")
     bad = tmp_path / "bad.toml"
     bad.write_text("this is = = not toml\n")
+    # A file is parsed when first used (once, by the core, when nothing else needs it).
     with pytest.raises(InputError, match="bad.toml: not valid TOML"):
-        load(bad)
+        _ = load(bad).data
+    with pytest.raises(ValueError, match="bad.toml: not valid TOML"):
+        load(bad).canonical_json()
 
 
 def test_with_run_and_overrides_do_not_touch_the_original(pair_file):

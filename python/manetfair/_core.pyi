@@ -6,14 +6,23 @@ class ScenarioError(ValueError):
     """A scenario the core rejects: one paragraph naming the key, the bad value and what is allowed."""
 
 def version() -> str: ...
+def default_max_memory() -> int:
+    """The default memory budget of one run, in bytes."""
+
 def check_scenario(
     text: str,
     fmt: str = "toml",
     origin: str = "<scenario>",
     seed: int | None = None,
     duration_s: float | None = None,
+    base_dir: str | None = None,
+    max_memory: int | None = None,
 ) -> str:
-    """Validates a scenario; returns the canonical JSON of the fully defaulted scenario."""
+    """Validates a scenario; returns the canonical JSON of the fully defaulted scenario.
+
+    Relative paths in it (`mobility.ns2_file`) are read from `base_dir`; a scenario
+    estimated to need more than `max_memory` bytes (default 2 GiB) is refused.
+    """
 
 def run_scenario(
     text: str,
@@ -24,11 +33,16 @@ def run_scenario(
     progress: Callable[[float, float], None] | None = None,
     pcap_path: str | None = None,
     pcap_snaplen: int = 256,
+    base_dir: str | None = None,
+    max_memory: int | None = None,
 ) -> tuple[str, str]:
     """Runs one scenario; returns (summary JSON, traces JSON).
 
     With `pcap_path`, every frame put on the air is written there (pcap,
-    IEEE 802.11 with radiotap headers), at most `pcap_snaplen` bytes each.
+    IEEE 802.11 with radiotap headers), at most `pcap_snaplen` bytes each; the
+    file appears only once the run has finished. Signals are looked at every
+    few hundred thousand events: Ctrl-C raises KeyboardInterrupt saying how far
+    the run got.
     """
 
 def shares(text: str, fmt: str = "toml", origin: str = "<scenario>") -> str:

@@ -73,17 +73,51 @@ class RunResult:
         return pa.Table.from_pylist(rows)
 
     def write(self, out: Path) -> list[Path]:
-        """Writes summary.json, series.parquet and series.csv into the directory `out`."""
+        """Writes summary.json, series.parquet and series.csv into the directory `out`.
+
+        Each file is written under a temporary name and renamed into place once whole,
+        so a full disk or an interruption never leaves a truncated file; a failure
+        raises OSError naming the file and the cause.
+        """
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OSError(f"cannot create {out}: {exc.strerror or exc}") from None
         summary = out / "summary.json"
-        summary.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        text = json.dumps(self.summary, indent=2) + "\n"
+        write_atomically(summary, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         table = self.series()
-        pq.write_table(table, out / "series.parquet")
-        pacsv.write_csv(table, out / "series.csv")
+        write_atomically(out / "series.parquet", lambda tmp: pq.write_table(table, str(tmp)))
+        write_atomically(out / "series.csv", lambda tmp: pacsv.write_csv(table, str(tmp)))
         return [summary, out / "series.parquet", out / "series.csv"]
+
+
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    """Calls `write(tmp)` for a temporary file beside `path`, flushes it to disk, and
+    renames it to `path`; on any failure the temporary file is removed and OSError
+    names `path` and the cause."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def prepare(
@@ -116,6 +150,7 @@ def run(
     duration_s: float | None = None,
     progress: Progress | None = None,
     pcap: str | os.PathLike[str] | None = None,
+    max_memory: int | None = None,
     **overrides: Any,
 ) -> RunResult:
     """Runs one scenario in the native core and returns its RunResult.
@@ -124,17 +159,24 @@ def run(
     Keyword overrides set scenario keys, with `__` standing for the dot:
     `run("chain.toml", seed=3, mac__queue="red", flow__0__rate_kbps=400)`.
     With `pcap`, every frame put on the air is written to that pcap file
-    (802.11 with radiotap headers; Wireshark and tcpdump read it).
+    (802.11 with radiotap headers; Wireshark and tcpdump read it). `max_memory`
+    (bytes) replaces the default memory budget of one run (2 GiB).
+
+    Ctrl-C (or any signal whose handler raises) stops the run within a fraction of a
+    second, even while simulated time stands still: KeyboardInterrupt says how far it
+    got, and no pcap file is left behind.
     """
     keyed = {k.replace("__", "."): v for k, v in overrides.items()}
-    return run_prepared(prepare(scenario, seed, duration_s, keyed), progress, pcap)
+    sc = prepare(scenario, seed, duration_s, keyed)
+    return run_prepared(sc, progress, pcap, max_memory=max_memory)
 
 
 def run_prepared(
     sc: Scenario,
     progress: Progress | None = None,
     pcap: str | os.PathLike[str] | None = None,
+    max_memory: int | None = None,
 ) -> RunResult:
     """Runs a Scenario as it is (seed, duration and overrides already applied)."""
-    summary_json, traces_json = sc.run_in_core(progress, pcap)
+    summary_json, traces_json = sc.run_in_core(progress, pcap, max_memory)
     return RunResult(json.loads(summary_json), json.loads(traces_json), sc)

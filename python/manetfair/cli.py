@@ -12,6 +12,8 @@ import itertools
 import json
 import math
 import os
+import re
+import signal
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
@@ -19,35 +21,58 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from manetfair.errors import InputError
+from manetfair.errors import InputError, Terminated
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+# Bounds on counts given on the command line (docs/cli.md, docs/reliability.md).
+MAX_SEEDS = 10_000  # --seeds
+MAX_RUNS = 100_000  # runs in one sweep: grid points × seeds
+MAX_JOBS = 256  # --jobs
 
 
-def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
-    """An argparse type: an integer >= `minimum`, described as `what` in errors."""
+def _int_in(minimum: int, maximum: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer from `minimum` to `maximum`, described as `what`."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, not {text!r}") from None
-        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, not {text[:40]!r}") from None
+        if not minimum <= value <= maximum:
             raise argparse.ArgumentTypeError(f"expected {what}, not {value}")
         return value
 
     return parse
 
 
-_positive_int = _int_at_least(1, "a positive integer")
-_nonneg_int = _int_at_least(0, "an integer >= 0")
+_seed = _int_in(0, 2**64 - 1, "a seed from 0 to 2^64 - 1")
+_seed_count = _int_in(1, MAX_SEEDS, f"a number of seeds from 1 to {MAX_SEEDS}")
+_jobs = _int_in(1, MAX_JOBS, f"a number of worker processes from 1 to {MAX_JOBS}")
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+
+
+def _memory_size(text: str) -> int:
+    """An argparse type: bytes, or a number with K, M, G or T (powers of 1024)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(
+            f"expected a size such as 4G, 512M or 1000000 (bytes), not {text[:40]!r}"
+        )
+    scale = 1024 ** " kmgt".index(match.group(2).lower() or " ")
+    value = int(float(match.group(1)) * scale)
+    if not 1 <= value <= 2**63:
+        raise argparse.ArgumentTypeError(f"expected a size from 1 byte to 8 EiB, not {text!r}")
+    return value
 
 
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text[:40]!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text}")
     return value
@@ -59,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     store_help = f"results store file (default ${STORE_ENV} or ./{DEFAULT_STORE})"
     jobs_help = f"worker processes (default: the number of cores, here {default_jobs()})"
+    memory_help = (
+        "memory budget of one run, e.g. 8G (default 2G): a scenario estimated to need "
+        "more is refused"
+    )
 
     p = argparse.ArgumentParser(
         prog="manetfair",
@@ -70,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one scenario")
     r.add_argument("file", metavar="FILE.toml")
-    r.add_argument("--seed", type=_nonneg_int, help="override the file's seed")
+    r.add_argument("--seed", type=_seed, help="override the file's seed")
     r.add_argument("--duration", type=_positive_float, metavar="S", help="override duration_s")
     r.add_argument(
         "--param",
@@ -93,10 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="write every frame put on the air to FILE (pcap, 802.11 + radiotap)",
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
 
     c = sub.add_parser("check", help="validate a scenario without running it")
     c.add_argument("file", metavar="FILE.toml")
     c.add_argument("--param", action="append", default=[], metavar="KEY.PATH=VALUE")
+    c.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
 
     e = sub.add_parser("experiments", help="list the built-in experiments")
     e.add_argument("--json", action="store_true")
@@ -104,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="run built-in experiments and write the report")
     rp.add_argument("ids", nargs="*", metavar="ID")
     rp.add_argument("--quick", action="store_true", help="short durations and few seeds")
-    rp.add_argument("--seeds", type=_positive_int, metavar="N", help="seeds 1..N per variant")
+    rp.add_argument("--seeds", type=_seed_count, metavar="N", help="seeds 1..N per variant")
     rp.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
     rp.add_argument(
         "--out",
@@ -114,8 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="report directory (default ./manetfair-report)",
     )
     rp.add_argument("--store", type=Path, metavar="PATH", help=store_help)
-    rp.add_argument("--jobs", type=_positive_int, metavar="N", help=jobs_help)
+    rp.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
     rp.add_argument("--quiet", action="store_true", help="no progress or per-run log lines")
+    rp.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
 
     sw = sub.add_parser("sweep", help="run a scenario over a parameter grid and seeds")
     sw.add_argument("file", metavar="FILE.toml")
@@ -128,16 +160,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sw.add_argument(
         "--seeds",
-        type=_positive_int,
+        type=_seed_count,
         required=True,
         metavar="N",
         help="seeds 1..N for every grid point",
     )
     sw.add_argument("--duration", type=_positive_float, metavar="S", help="override duration_s")
     sw.add_argument("--store", type=Path, metavar="PATH", help=store_help)
-    sw.add_argument("--jobs", type=_positive_int, metavar="N", help=jobs_help)
+    sw.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
     sw.add_argument("--json", action="store_true", help="print every run and the per-point means")
     sw.add_argument("--quiet", action="store_true")
+    sw.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
 
     sh = sub.add_parser(
         "shares",
@@ -168,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not run calibrations: rate limits only where throttle.thr_max_kbps has them",
     )
     sh.add_argument("--store", type=Path, metavar="PATH", help="keep the calibration runs here")
-    sh.add_argument("--jobs", type=_positive_int, metavar="N", help=jobs_help)
+    sh.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
     sh.add_argument("--quiet", action="store_true")
 
     ex = sub.add_parser("export", help="export the results store to Parquet or CSV")
@@ -206,19 +239,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     from manetfair import _core
 
+    batch = args.command in ("reproduce", "sweep")
+    previous = _terminate_gracefully()
     try:
-        return handlers[args.command](args)
+        code = handlers[args.command](args)
+        _flush_stdout()
+        return code
     except (InputError, _core.ScenarioError) as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        _err("interrupted; finished runs are kept in the results store")
-        return 130
+    except RecursionError:
+        _err("the input is nested too deeply (a scenario's tables and arrays nest a few levels)")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt as exc:
+        what = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        detail = f": {exc}" if str(exc) else ""
+        kept = "; finished runs are kept in the results store" if batch else ""
+        _err(f"{what}{detail}{kept}")
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - exit 1 with one line, not a traceback
         from manetfair.runner import BatchError
         from manetfair.store import StoreBusyError
 
-        if isinstance(exc, (BatchError, StoreBusyError)):
+        if isinstance(exc, (BatchError, StoreBusyError, OSError)):
             _err(str(exc))
         else:
             _err(f"{type(exc).__name__}: {exc}")
@@ -227,6 +270,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 print("(set MANETFAIR_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_FAILURE
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _flush_stdout() -> None:
+    """Reports output that could not be written (a full disk under a redirection)."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        # Whatever is still buffered is lost; keep the exit from failing on it again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise OSError(f"cannot write standard output: {exc.strerror or exc}") from None
+
+
+def _terminate_gracefully() -> Any:
+    """SIGTERM stops the command as Ctrl-C does (workers stopped, finished runs kept,
+    nothing written half), then exits 143; returns the handler it replaced."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    return signal.signal(signal.SIGTERM, handler)
 
 
 def _err(message: str) -> None:
@@ -259,9 +324,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from manetfair.api import prepare, run_prepared
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
-    sc.canonical_json()  # bad input fails here, before a progress bar appears
+    # The core checks the scenario before the first progress call, so bad input is
+    # reported before a bar appears, and the file is parsed once.
     with _sim_progress(args) as progress:
-        result = run_prepared(sc, progress, args.pcap)
+        result = run_prepared(sc, progress, args.pcap, max_memory=args.max_memory)
     if args.pcap is not None:
         _log(args, f"wrote {args.pcap}")
     if args.out is not None:
@@ -281,16 +347,21 @@ def _sim_progress(args: argparse.Namespace) -> Iterator[Callable[[float, float],
         return
     from tqdm import tqdm
 
-    bar = tqdm(
-        total=1.0,
-        unit="s",
-        file=sys.stderr,
-        leave=False,
-        desc="simulating",
-        bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}",
-    )
+    bars: list[Any] = []
 
     def progress(now_s: float, duration_s: float) -> None:
+        if not bars:
+            bars.append(
+                tqdm(
+                    total=duration_s,
+                    unit="s",
+                    file=sys.stderr,
+                    leave=False,
+                    desc="simulating",
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}",
+                )
+            )
+        bar = bars[0]
         bar.total = duration_s
         bar.n = min(now_s, duration_s)
         bar.set_postfix_str(f"{now_s:.0f}/{duration_s:.0f} s simulated", refresh=False)
@@ -299,7 +370,8 @@ def _sim_progress(args: argparse.Namespace) -> Iterator[Callable[[float, float],
     try:
         yield progress
     finally:
-        bar.close()
+        if bars:
+            bars[0].close()
 
 
 def _print_summary(s: dict[str, Any], out: TextIO) -> None:
@@ -325,8 +397,11 @@ def _print_summary(s: dict[str, Any], out: TextIO) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from manetfair.scenario import Scenario
 
-    sc = Scenario.from_file(args.file).with_overrides(_overrides(args.param))
-    canonical = json.loads(sc.canonical_json())
+    sc = Scenario.from_file(args.file)
+    overrides = _overrides(args.param)
+    if overrides:
+        sc = sc.with_overrides(overrides)
+    canonical = json.loads(sc.canonical_json(args.max_memory))
     nodes = canonical.get("node")
     topo = canonical.get("topology", {})
     n_nodes = len(nodes) if isinstance(nodes, list) and nodes else topo.get("nodes")
@@ -438,6 +513,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 jobs=args.jobs or default_jobs(),
                 on_done=callback,
                 availability=availability,
+                max_memory=args.max_memory,
             )
         finally:
             close()
@@ -499,6 +575,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     keys = [k for k, _ in axes]
     if len(set(keys)) != len(keys):
         raise InputError("sweep: each --param key may be given once; list its values v1,v2,...")
+    if "seed" in keys:
+        raise InputError(
+            "sweep: --param seed=... and --seeds both set the seed; give the seeds with "
+            "--seeds N (seeds 1..N), not as a parameter"
+        )
+    if "duration_s" in keys and args.duration is not None:
+        raise InputError(
+            "sweep: --param duration_s=... and --duration both set the duration; give one"
+        )
+    points = math.prod(len(values) for _, values in axes)
+    if points * args.seeds > MAX_RUNS:
+        raise InputError(
+            f"sweep: {points} grid points × {args.seeds} seeds = {points * args.seeds} runs, "
+            f"more than {MAX_RUNS} in one sweep; split it into several"
+        )
     specs = []
     for combo in itertools.product(*[values for _, values in axes]):
         variant = dict(zip(keys, combo))
@@ -516,7 +607,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}; {len(specs)} runs")
         try:
-            outcomes = execute(specs, store, jobs=args.jobs or default_jobs(), on_done=callback)
+            outcomes = execute(
+                specs,
+                store,
+                jobs=args.jobs or default_jobs(),
+                on_done=callback,
+                max_memory=args.max_memory,
+            )
         finally:
             close()
     runs = [claims.Run(o.spec.variant, o.spec.seed, o.summary) for o in outcomes]

@@ -9,3 +9,7 @@ class InputError(ValueError):
     The message is one paragraph naming the file, key or argument, what is wrong
     and what is allowed.
     """
+
+
+class Terminated(KeyboardInterrupt):
+    """The process was asked to stop (SIGTERM); handled like Ctrl-C, exit status 143."""

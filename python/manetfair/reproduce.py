@@ -59,6 +59,7 @@ def reproduce(
     simulate: Simulate = simulate_with_core,
     on_done: Callable[[RunOutcome, int, int], None] | None = None,
     availability: Mapping[str, tuple[bool, str]] | None = None,
+    max_memory: int | None = None,
 ) -> list[ExperimentResult]:
     """Runs every available experiment's sweep as one batch (so `jobs` workers stay busy
     across experiments), then evaluates each experiment's claims on its runs."""
@@ -76,7 +77,13 @@ def reproduce(
             batch.extend(specs)
             owners.extend([len(results) - 1] * len(specs))
     outcomes = execute(
-        batch, store, jobs=jobs, simulate=simulate, on_done=on_done, experiment_quick=quick
+        batch,
+        store,
+        jobs=jobs,
+        simulate=simulate,
+        on_done=on_done,
+        experiment_quick=quick,
+        max_memory=max_memory,
     )
     for owner, outcome in zip(owners, outcomes):
         results[owner].outcomes.append(outcome)

@@ -4,16 +4,22 @@ otherwise simulated (in worker processes when `jobs` > 1) and stored one by one.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_context
+from multiprocessing.connection import Connection, wait
 from typing import Any, Callable
 
+from manetfair.errors import InputError
 from manetfair.scenario import Scenario, hash_canonical
 from manetfair.store import ResultsStore
 
@@ -21,11 +27,13 @@ from manetfair.store import ResultsStore
 Simulate = Callable[[str, str], tuple[str, str]]
 
 
-def simulate_with_core(text: str, origin: str) -> tuple[str, str]:
+def simulate_with_core(text: str, origin: str, max_memory: int | None = None) -> tuple[str, str]:
     """Runs one scenario in the native core (in whichever process calls it)."""
     from manetfair import _core
 
-    return _core.run_scenario(text, "json", origin)
+    if max_memory is None:
+        return _core.run_scenario(text, "json", origin)
+    return _core.run_scenario(text, "json", origin, max_memory=max_memory)
 
 
 @functools.lru_cache(maxsize=1)
@@ -58,10 +66,10 @@ class RunSpec:
     canonical_json: str = ""
     scenario_hash: str = ""
 
-    def prepare(self) -> RunSpec:
+    def prepare(self, max_memory: int | None = None) -> RunSpec:
         """Validates the scenario in the core and computes its hash (raises ScenarioError)."""
         if not self.scenario_hash:
-            self.canonical_json = self.scenario.canonical_json()
+            self.canonical_json = self.scenario.canonical_json(max_memory)
             self.scenario_hash = hash_canonical(self.canonical_json)
         return self
 
@@ -102,16 +110,22 @@ def execute(
     simulate: Simulate = simulate_with_core,
     on_done: Callable[[RunOutcome, int, int], None] | None = None,
     experiment_quick: bool = False,
+    max_memory: int | None = None,
 ) -> list[RunOutcome]:
     """Obtains every spec's run, in the order given.
 
     Runs already in the store (same scenario hash, seed and code version) are not
     simulated again. Each simulated run is committed as soon as it returns, so an
     interrupted batch resumes where it stopped. `on_done(outcome, done, total)` is
-    called in the calling process after each run, cached or not.
+    called in the calling process after each run, cached or not. A batch of no runs
+    is refused: it is always a mistake in the sweep that made it.
     """
     specs = _with_throttle_references(list(specs), store, jobs, simulate)
-    specs = [s.prepare() for s in specs]
+    specs = [s.prepare(max_memory) for s in specs]
+    if not specs:
+        raise InputError("the batch has no runs: every sweep axis needs at least one value")
+    if max_memory is not None and simulate is simulate_with_core:
+        simulate = functools.partial(simulate_with_core, max_memory=max_memory)
     version = code_version()
     total = len(specs)
     results: list[RunOutcome | None] = [None] * total
@@ -159,7 +173,8 @@ def execute(
     work = [(indices, specs[indices[0]]) for indices in pending.values()]
     for indices, result in _simulate_all(work, simulate, jobs):
         if isinstance(result, Exception):
-            failures.append(RunFailure(specs[indices[0]], f"{type(result).__name__}: {result}"))
+            why = str(result) if isinstance(result, WorkerError) else f"{type(result).__name__}: {result}"
+            failures.append(RunFailure(specs[indices[0]], why))
         else:
             store_result(indices, *result)
     outcomes = [r for r in results if r is not None]
@@ -185,8 +200,7 @@ def _with_throttle_references(
     )
     out = list(specs)
     for i, sc in zip(chosen, done):
-        spec = specs[i]
-        out[i] = RunSpec(sc, spec.seed, spec.experiment_id, spec.variant, spec.parameters)
+        out[i] = dataclasses.replace(specs[i], scenario=sc, canonical_json="", scenario_hash="")
     return out
 
 
@@ -194,32 +208,138 @@ def _simulate_all(
     work: list[tuple[list[int], RunSpec]], simulate: Simulate, jobs: int
 ) -> Iterator[tuple[list[int], tuple[str, str] | Exception]]:
     """Yields each piece of work's (summary, traces), or the exception it raised, as it
-    finishes: here when `jobs` is 1, else in `jobs` spawned worker processes."""
+    finishes: here when `jobs` is 1, else in `jobs` spawned worker processes.
+
+    The canonical JSON the core checked is what runs, so a run is exactly the scenario
+    its hash names (and files it read, such as an ns-2 movement file, are inside it).
+    """
     if jobs <= 1 or len(work) <= 1:
         for indices, spec in work:
             try:
-                result = simulate(spec.scenario.to_json(), spec.scenario.origin)
+                result = simulate(spec.canonical_json, spec.scenario.origin)
             except Exception as exc:  # noqa: BLE001 - a failed run must not lose the others
                 yield indices, exc
             else:
                 yield indices, result
         return
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        futures = {
-            pool.submit(simulate, spec.scenario.to_json(), spec.scenario.origin): indices
-            for indices, spec in work
-        }
+    yield from WorkerPool(simulate, min(jobs, len(work))).run(
+        [(indices, spec.canonical_json, spec.scenario.origin) for indices, spec in work]
+    )
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended while it was running a scenario."""
+
+
+class WorkerError(RuntimeError):
+    """A run failed in a worker; the message is "ErrorType: what happened"."""
+
+
+class WorkerPool:
+    """Worker processes that each run one scenario at a time.
+
+    The parent knows which run every worker holds, so a worker that dies (killed, out
+    of memory) fails only that run and is replaced. Workers ignore Ctrl-C: the parent
+    stops them when it is interrupted. They also die with the parent, even when it is
+    killed outright (SIGKILL): Linux's parent-death signal, and a thread in each worker
+    that watches the parent for platforms without it.
+    """
+
+    def __init__(self, simulate: Simulate, size: int) -> None:
+        self.simulate = simulate
+        self.size = size
+        self.ctx = get_context("spawn")
+
+    def _start(self) -> tuple[Any, Connection]:
+        ours, theirs = self.ctx.Pipe()
+        proc = self.ctx.Process(
+            target=_worker_main, args=(theirs, self.simulate, os.getpid()), daemon=True
+        )
+        proc.start()
+        theirs.close()
+        return proc, ours
+
+    def run(
+        self, tasks: list[tuple[list[int], str, str]]
+    ) -> Iterator[tuple[list[int], tuple[str, str] | Exception]]:
+        queue = list(reversed(tasks))
+        workers = [self._start() for _ in range(min(self.size, len(tasks)))]
+        busy: dict[int, list[int]] = {}  # worker slot -> indices of the run it holds
         try:
-            for fut in as_completed(futures):
-                try:
-                    result = fut.result()
-                except Exception as exc:  # noqa: BLE001 - as above
-                    yield futures[fut], exc
-                else:
-                    yield futures[fut], result
+            while queue or busy:
+                for slot, (proc, conn) in enumerate(workers):
+                    if slot not in busy and queue:
+                        indices, text, origin = queue.pop()
+                        conn.send((text, origin))
+                        busy[slot] = indices
+                ready = set(wait([workers[s][1] for s in busy] + [workers[s][0].sentinel for s in busy]))
+                for slot in list(busy):
+                    proc, conn = workers[slot]
+                    if conn in ready:
+                        try:
+                            ok, value = conn.recv()
+                        except (EOFError, OSError):
+                            pass  # the worker died: its sentinel tells how
+                        else:
+                            indices = busy.pop(slot)
+                            yield indices, (value if ok else WorkerError(value))
+                            continue
+                    if proc.sentinel in ready or not proc.is_alive():
+                        proc.join(1)
+                        indices = busy.pop(slot)
+                        code = proc.exitcode
+                        how = f"signal {-code}" if code is not None and code < 0 else f"status {code}"
+                        yield indices, WorkerDied(f"the worker process died ({how}) during this run")
+                        conn.close()
+                        workers[slot] = self._start()
         finally:
-            for fut in futures:
-                fut.cancel()
+            for proc, conn in workers:
+                if proc.is_alive():
+                    proc.kill()
+            for proc, conn in workers:
+                proc.join(5)
+                conn.close()
+
+
+def _worker_main(conn: Connection, simulate: Simulate, parent: int) -> None:
+    """A worker: runs (text, origin) messages until the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+    while True:
+        try:
+            text, origin = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            message: tuple[bool, Any] = (True, simulate(text, origin))
+        except Exception as exc:  # noqa: BLE001 - the parent reports it with the run
+            message = (False, f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send(message)
+        except (BrokenPipeError, OSError):
+            return
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ends this process when `parent` does, however the parent ends."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent ended before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
 
 
 def default_jobs() -> int:

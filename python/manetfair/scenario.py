@@ -11,11 +11,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Union
 
@@ -27,19 +27,56 @@ else:  # pragma: no cover - exercised only on Python < 3.11
     import tomli as tomllib
 
 
-@dataclass
+# Limits on what the front door accepts before the core sees a scenario (docs/reliability.md).
+MAX_SEED = 2**64 - 1
+MAX_DEPTH = 32  # nesting of tables and arrays, and segments of a dotted key
+
+
 class Scenario:
-    """A scenario as nested dicts and lists (the scenario file's keys), with its origin.
+    """A scenario: its TOML text as read, or nested dicts and lists of its keys.
 
     `origin` names where it came from (a path, or "<scenario>") so that the core's
-    error messages can point at it. `source_text` is the TOML it was read from: while
-    `data` still says what that text says (apart from seed and duration), the core is
-    given the text itself, so its messages cite the file's own lines and columns.
+    error messages can point at it; `base_dir` is the folder that relative paths in it
+    (`mobility.ns2_file`) are resolved against. A scenario read from a file is parsed
+    once, by the core, unless something asks for `data` (an override, a sweep): until
+    then the core gets the text itself, so its messages cite the file's own lines.
     """
 
-    data: dict[str, Any]
-    origin: str = "<scenario>"
-    source_text: str | None = field(default=None, compare=False, repr=False)
+    def __init__(
+        self,
+        data: dict[str, Any] | None = None,
+        origin: str = "<scenario>",
+        source_text: str | None = None,
+        base_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.origin = origin
+        self.source_text = source_text
+        self.base_dir = os.fspath(base_dir) if base_dir is not None else None
+        self._data = data if data is not None or source_text is not None else {}
+        # seed / duration_s set on a scenario whose text has not been parsed.
+        self._run: dict[str, Any] = {}
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The scenario's keys as nested dicts and lists (parsed on first use).
+
+        From then on the dicts, not the text, are what the core is given: a caller may
+        change them in place.
+        """
+        if self._data is None:
+            self._data = _parse_toml(self.source_text or "", self.origin)
+            self._data.update(self._run)
+            self._run = {}
+        self.source_text = None
+        return self._data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Scenario):
+            return NotImplemented
+        return self.origin == other.origin and self.data == other.data
+
+    def __repr__(self) -> str:
+        return f"Scenario(origin={self.origin!r})"
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Scenario:
@@ -54,18 +91,16 @@ class Scenario:
             raise InputError(f"{p}: not a TOML scenario file (not UTF-8 text: {exc})") from None
         except OSError as exc:
             raise InputError(f"{p}: cannot read the scenario file ({exc.strerror})") from None
-        return cls.from_toml(text, origin=str(p))
+        return cls(None, str(p), text, base_dir=p.parent)
 
     @classmethod
     def from_toml(cls, text: str, origin: str = "<scenario>") -> Scenario:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"{origin}: not valid TOML: {exc}") from None
-        return cls(data, origin, text)
+        return cls(None, origin, text)
 
     def copy(self) -> Scenario:
-        return Scenario(copy.deepcopy(self.data), self.origin, self.source_text)
+        out = Scenario(copy.deepcopy(self._data), self.origin, self.source_text, self.base_dir)
+        out._run = dict(self._run)
+        return out
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
         """A copy with each dotted key of `overrides` set (see `set_path`)."""
@@ -77,53 +112,53 @@ class Scenario:
     def with_run(self, seed: int | None = None, duration_s: float | None = None) -> Scenario:
         """A copy with the top-level `seed` and `duration_s` replaced where given."""
         out = self.copy()
+        run: dict[str, Any] = {}
         if seed is not None:
-            out.data["seed"] = int(seed)
+            run["seed"] = check_seed(seed, f"{self.origin}: key `seed`")
         if duration_s is not None:
-            out.data["duration_s"] = float(duration_s)
+            run["duration_s"] = _duration(duration_s, self.origin)
+        if out._data is None:
+            out._run.update(run)
+        else:
+            out._data.update(run)
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.data, sort_keys=True)
+        _check_depth(self.data, self.origin)
+        return json.dumps(self.data, sort_keys=True, default=str)
 
     def core_input(self) -> tuple[str, str, dict[str, Any]]:
-        """(text, fmt, seed/duration keyword arguments) to hand this scenario to the core.
+        """(text, fmt, keyword arguments) to hand this scenario to the core.
 
-        The source TOML when `data` differs from it at most in seed and duration (given
-        as keyword arguments), else JSON of `data`.
+        The source TOML while nothing has asked for `data` (seed and duration given
+        as keyword arguments), else the data as JSON.
         """
-        if self.source_text is not None:
-            base = tomllib.loads(self.source_text)
-            run_keys = ("seed", "duration_s")
-            rest = {k: v for k, v in self.data.items() if k not in run_keys}
-            if rest == {k: v for k, v in base.items() if k not in run_keys} and all(
-                k in self.data or k not in base for k in run_keys
-            ):
-                kwargs = {
-                    k: self.data[k]
-                    for k in run_keys
-                    if k in self.data and self.data[k] != base.get(k)
-                }
-                return self.source_text, "toml", kwargs
-        return self.to_json(), "json", {}
+        kwargs: dict[str, Any] = {}
+        if self.base_dir is not None:
+            kwargs["base_dir"] = self.base_dir
+        if self._data is None:
+            return self.source_text or "", "toml", {**kwargs, **self._run}
+        text, fmt = _dumps(self.data, self.origin)
+        return text, fmt, kwargs
 
-    def canonical_json(self) -> str:
+    def canonical_json(self, max_memory: int | None = None) -> str:
         """The core's canonical JSON of this scenario with every default filled in.
 
         Raises the core's ScenarioError if the scenario is not valid.
         """
-        return str(self._call_core("check_scenario"))
+        return str(self._call_core("check_scenario", **_memory(max_memory)))
 
     def run_in_core(
         self,
         progress: Callable[[float, float], None] | None = None,
         pcap: str | os.PathLike[str] | None = None,
+        max_memory: int | None = None,
     ) -> tuple[str, str]:
         """Runs the scenario in the native core, in this process: (summary, traces) JSON.
 
         With `pcap`, every frame put on the air is written to that file.
         """
-        extra: dict[str, Any] = {"progress": progress}
+        extra: dict[str, Any] = {"progress": progress, **_memory(max_memory)}
         if pcap is not None:
             extra["pcap_path"] = os.fspath(pcap)
         summary_json, traces_json = self._call_core("run_scenario", **extra)
@@ -132,13 +167,14 @@ class Scenario:
     def _call_core(self, name: str, **extra: Any) -> Any:
         from manetfair import _core
 
+        generated = self._data is not None
         text, fmt, kwargs = self.core_input()
         try:
             return getattr(_core, name)(text, fmt, self.origin, **kwargs, **extra)
         except _core.ScenarioError as exc:
-            if fmt != "json":
+            if not generated:
                 raise
-            # Positions in JSON this module generated would mislead: drop them.
+            # Positions in text this module generated would mislead: drop them.
             raise type(exc)(_JSON_POSITION.sub("", str(exc))) from None
 
     def scenario_hash(self) -> str:
@@ -146,7 +182,101 @@ class Scenario:
         return hash_canonical(self.canonical_json())
 
 
-_JSON_POSITION = re.compile(r" at line \d+ column \d+$")
+def _memory(max_memory: int | None) -> dict[str, Any]:
+    return {} if max_memory is None else {"max_memory": max_memory}
+
+
+def check_seed(value: Any, what: str) -> int:
+    """A seed: an integer from 0 to 2^64 - 1 (what the core's streams take)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise InputError(f"{what}: {value!r} must be an integer from 0 to 2^64 - 1")
+    return value
+
+
+def _duration(value: Any, origin: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{origin}: key `duration_s`: {value!r} must be a number of seconds")
+    try:
+        return float(value)
+    except OverflowError:
+        raise InputError(
+            f"{origin}: key `duration_s`: {value} must be a number of seconds"
+        ) from None
+
+
+def _parse_toml(text: str, origin: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{origin}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{origin}: not valid TOML: nested too deeply") from None
+
+
+def _check_depth(data: Any, origin: str) -> None:
+    """Refuses tables and arrays nested deeper than MAX_DEPTH (no scenario key is)."""
+    stack = [(data, 0, "")]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(
+                f"{origin}: key `{path}`: nested more than {MAX_DEPTH} levels deep; "
+                "no scenario key is"
+            )
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1, f"{path}.{k}" if path else str(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(node))
+
+
+def _nonfinite(data: Any) -> bool:
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return True
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _dumps(data: dict[str, Any], origin: str) -> tuple[str, str]:
+    """The scenario as text for the core: JSON, or TOML when a value is NaN or
+    infinite (JSON cannot carry them, and the core's message about such a value must
+    name the key, the value and the range)."""
+    _check_depth(data, origin)
+    if _nonfinite(data):
+        lines = (f"{_toml_key(k)} = {_toml_value(v)}" for k, v in data.items())
+        return "\n".join(lines), "toml"
+    return json.dumps(data, sort_keys=True, default=str), "json"
+
+
+def _toml_key(key: Any) -> str:
+    return _toml_string(str(key))
+
+
+def _toml_string(s: str) -> str:
+    # JSON escapes are TOML basic-string escapes; TOML also wants DEL escaped.
+    return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return _toml_string(str(v))
+
+
+_JSON_POSITION = re.compile(r" at line \d+ column \d+$| \(line \d+\)$")
 
 ScenarioLike = Union[Scenario, Mapping[str, Any], str, "os.PathLike[str]"]
 
@@ -163,7 +293,9 @@ def load(scenario: ScenarioLike) -> Scenario:
     if isinstance(scenario, Scenario):
         return scenario.copy()
     if isinstance(scenario, Mapping):
-        return Scenario(copy.deepcopy(dict(scenario)))
+        data = dict(scenario)
+        _check_depth(data, "<scenario>")
+        return Scenario(copy.deepcopy(data))
     if isinstance(scenario, str) and ("\n" in scenario or "=" in scenario):
         return Scenario.from_toml(scenario)
     if isinstance(scenario, (str, os.PathLike)):
@@ -178,9 +310,13 @@ def parse_value(raw: str) -> Any:
     anything that is not TOML is taken as a bare string (`red`, `tcp-newreno`)."""
     text = raw.strip()
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise InputError(f"value {text[:40]!r}...: nested too deeply") from None
+    _check_depth(value, f"value {text[:40]!r}")
+    return value
 
 
 def split_values(raw: str) -> list[str]:
@@ -216,6 +352,8 @@ def parse_param(spec: str, *, multi: bool = False) -> tuple[str, list[Any]]:
         form = "key.path=v1,v2,..." if multi else "key.path=value"
         raise InputError(f"--param {spec!r}: expected {form}")
     values = [parse_value(v) for v in split_values(raw)] if multi else [parse_value(raw)]
+    if not values:
+        raise InputError(f"--param {spec!r}: no values; expected key.path=v1,v2,...")
     return key, values
 
 
@@ -228,6 +366,11 @@ def set_path(data: dict[str, Any], key: str, value: Any, origin: str = "<scenari
     parts = key.split(".")
     if any(not p for p in parts):
         raise InputError(f"{origin}: parameter key {key!r} has an empty segment")
+    if len(parts) > MAX_DEPTH:
+        raise InputError(
+            f"{origin}: parameter key {key[:60]!r}...: more than {MAX_DEPTH} segments; "
+            "no scenario key is that deep"
+        )
     _set(data, parts, value, key, origin)
 
 

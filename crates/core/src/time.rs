@@ -57,6 +57,128 @@ impl Duration {
     }
 }
 
+/// Longest span of simulated time a scenario may give anywhere (a run's
+/// `duration_s`, a start time, a period): 10^7 s, about 115 days. Far
+/// inside u64 nanoseconds (584 years), so sums of such times never wrap.
+pub const MAX_SPAN: Duration = Duration(10_000_000 * 1_000_000_000);
+
+/// Shortest positive span a scenario may give: 1 µs. Every repeating timer
+/// (a tick, a position update, an RTO, a CBR gap) is at least this long, so
+/// that simulated time always advances; the shortest interval of the
+/// modelled 802.11b stack (SIFS, 10 µs) is ten times longer.
+pub const MIN_SPAN: Duration = Duration::from_micros(1);
+
+/// The unit a scenario key gives a time in (its name ends in `_s` or `_ms`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    Seconds,
+    Millis,
+}
+
+impl Unit {
+    fn ns(self) -> f64 {
+        match self {
+            Unit::Seconds => 1e9,
+            Unit::Millis => 1e6,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Unit::Seconds => "s",
+            Unit::Millis => "ms",
+        }
+    }
+}
+
+/// The range a time-valued scenario key accepts. Every such key goes through
+/// [`Span::check`] once, where the scenario is read: NaN and infinities are
+/// refused, and so are values that round to fewer nanoseconds than `min` (a
+/// period that rounds to 0 ns would never let time advance) or exceed `max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// Whether exactly 0 is allowed (a start time, a pause), besides `min..=max`.
+    pub zero: bool,
+    pub min: Duration,
+    pub max: Duration,
+}
+
+impl Span {
+    /// A positive span: `MIN_SPAN..=MAX_SPAN`.
+    pub const POSITIVE: Span = Span {
+        zero: false,
+        min: MIN_SPAN,
+        max: MAX_SPAN,
+    };
+    /// 0, or a positive span.
+    pub const NON_NEGATIVE: Span = Span {
+        zero: true,
+        min: MIN_SPAN,
+        max: MAX_SPAN,
+    };
+
+    /// The same span with a tighter upper bound.
+    pub const fn at_most(self, max: Duration) -> Span {
+        Span { max, ..self }
+    }
+
+    /// `value` (in `unit`) as integer nanoseconds, or a message
+    /// `key = value: why; allowed: ...` naming the range.
+    pub fn check(self, key: &str, value: f64, unit: Unit) -> Result<Duration, String> {
+        let ns = value * unit.ns();
+        let why = if value.is_nan() {
+            Some("not a number")
+        } else if value.is_infinite() {
+            Some("not finite")
+        } else if value < 0.0 {
+            Some("negative")
+        } else if value == 0.0 {
+            (!self.zero).then_some("must be positive")
+        } else if ns.round() < 1.0 {
+            Some("rounds to 0 ns")
+        } else if ns.round() < self.min.0 as f64 {
+            Some("below the shortest allowed")
+        } else if ns.round() > self.max.0 as f64 {
+            Some("above the longest allowed")
+        } else {
+            None
+        };
+        match why {
+            None => Ok(Duration(ns.round() as u64)),
+            Some(why) => Err(format!(
+                "{key} = {}: {why}; allowed: {}",
+                Num(value),
+                self.describe(unit)
+            )),
+        }
+    }
+
+    /// The allowed range in words, e.g. `0 or 1e-6 to 1e7 s`.
+    pub fn describe(self, unit: Unit) -> String {
+        let lo = Num(self.min.0 as f64 / unit.ns());
+        let hi = Num(self.max.0 as f64 / unit.ns());
+        let zero = if self.zero { "0 or " } else { "" };
+        format!("{zero}{lo} to {hi} {}", unit.name())
+    }
+}
+
+/// A number as a person writes it: plain for everyday magnitudes; beyond
+/// them the shorter of plain and scientific (`1e-12`, `1e7`, `1e300`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Num(pub f64);
+
+impl fmt::Display for Num {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        let a = v.abs();
+        let plain = format!("{v}");
+        if !v.is_finite() || a == 0.0 || (1e-4..1e6).contains(&a) {
+            return f.write_str(&plain);
+        }
+        let sci = format!("{v:e}");
+        f.write_str(if sci.len() < plain.len() { &sci } else { &plain })
+    }
+}
+
 impl Add<Duration> for SimTime {
     type Output = SimTime;
     fn add(self, d: Duration) -> SimTime {
@@ -115,5 +237,33 @@ mod tests {
         assert_eq!(SimTime(10) + Duration(5), SimTime(15));
         assert_eq!(SimTime(15) - SimTime(10), Duration(5));
         assert_eq!(SimTime(5).saturating_since(SimTime(10)), Duration::ZERO);
+    }
+
+    #[test]
+    fn spans_refuse_what_rounds_to_zero_or_exceeds_the_bound() {
+        let s = Span::POSITIVE;
+        assert_eq!(s.check("k", 0.1, Unit::Seconds), Ok(Duration(100_000_000)));
+        assert_eq!(s.check("k", 2.5, Unit::Millis), Ok(Duration(2_500_000)));
+        assert_eq!(s.check("k", 1e7, Unit::Seconds), Ok(MAX_SPAN));
+        let err = |v: f64| s.check("nred.t_ncn_s", v, Unit::Seconds).unwrap_err();
+        assert_eq!(
+            err(1e-12),
+            "nred.t_ncn_s = 1e-12: rounds to 0 ns; allowed: 1e-6 to 1e7 s"
+        );
+        assert!(err(1e-7).contains("below the shortest allowed"), "{}", err(1e-7));
+        assert!(err(1e13).starts_with("nred.t_ncn_s = 1e13: above the longest allowed"));
+        assert!(err(f64::NAN).starts_with("nred.t_ncn_s = NaN: not a number; allowed: 1e-6"));
+        assert!(err(f64::INFINITY).contains("= inf: not finite"));
+        assert!(err(-1.0).contains("= -1: negative"));
+        assert!(err(0.0).contains("= 0: must be positive"));
+        let z = Span::NON_NEGATIVE;
+        assert_eq!(z.check("k", 0.0, Unit::Seconds), Ok(Duration::ZERO));
+        assert!(z.check("k", 1e-12, Unit::Seconds).unwrap_err().contains("0 or 1e-6 to"));
+        assert_eq!(
+            Span::POSITIVE.at_most(Duration::from_millis(5)).describe(Unit::Millis),
+            "0.001 to 5 ms"
+        );
+        assert_eq!(Num(12345678.0).to_string(), "12345678");
+        assert_eq!(Num(200.0).to_string(), "200");
     }
 }

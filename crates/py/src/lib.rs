@@ -1,13 +1,20 @@
 //! Thin PyO3 bindings: a scenario crosses into Rust once, the whole run
 //! happens in Rust (without the GIL), and the summary and traces come back
 //! as JSON text. Bad input raises `ScenarioError`, a `ValueError`.
+//!
+//! A run gives the interpreter back every `EVENTS_PER_CHECK` events (and at
+//! every simulated second), so that Ctrl-C stops it even when simulated time
+//! stands still: it then raises `KeyboardInterrupt` saying how far it got,
+//! and leaves no output file behind.
 
-use manetfair_core::scenario::{self, Format, Scenario};
-use manetfair_core::sim::Simulator;
+use manetfair_core::scenario::{self, Format, Options, Scenario, DEFAULT_MAX_MEMORY};
+use manetfair_core::sim::{Advance, Simulator};
 use manetfair_core::SimTime;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 create_exception!(
@@ -16,6 +23,9 @@ create_exception!(
     PyValueError,
     "A scenario that cannot run: the message names the key, the value and what is allowed."
 );
+
+/// Events run between two looks for a signal: a few tens of milliseconds.
+const EVENTS_PER_CHECK: u64 = 200_000;
 
 fn format_of(fmt: &str) -> PyResult<Format> {
     match fmt {
@@ -27,9 +37,71 @@ fn format_of(fmt: &str) -> PyResult<Format> {
     }
 }
 
-fn load(text: &str, fmt: &str, origin: &str, seed: Option<u64>, duration_s: Option<f64>) -> PyResult<Scenario> {
-    scenario::load(text, format_of(fmt)?, seed, duration_s)
-        .map_err(|e| ScenarioError::new_err(format!("{origin}: {e}")))
+/// The seed override, refused with the key when it is not a u64.
+fn seed_of(origin: &str, seed: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    let Some(s) = seed.filter(|s| !s.is_none()) else {
+        return Ok(None);
+    };
+    if s.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(ScenarioError::new_err(format!(
+            "{origin}: key `seed`: {s} must be an integer from 0 to {}",
+            u64::MAX
+        )));
+    }
+    s.extract::<u64>().map(Some).map_err(|_| {
+        ScenarioError::new_err(format!(
+            "{origin}: key `seed`: {} must be an integer from 0 to {}",
+            s.repr().map(|r| r.to_string()).unwrap_or_default(),
+            u64::MAX
+        ))
+    })
+}
+
+/// The duration override, refused with the key when it is not a number.
+fn duration_of(origin: &str, d: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
+    let Some(d) = d.filter(|d| !d.is_none()) else {
+        return Ok(None);
+    };
+    d.extract::<f64>().map(Some).map_err(|_| {
+        ScenarioError::new_err(format!(
+            "{origin}: key `duration_s`: {} must be a number of seconds",
+            d.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })
+}
+
+/// Reads a file the scenario names, relative to `base_dir` (the scenario
+/// file's folder) unless absolute.
+fn read_relative(base_dir: Option<&Path>, path: &str) -> Result<String, String> {
+    let full = match base_dir {
+        Some(dir) if Path::new(path).is_relative() => dir.join(path),
+        _ => PathBuf::from(path),
+    };
+    std::fs::read_to_string(&full).map_err(|e| format!("cannot read {}: {e}", full.display()))
+}
+
+struct Loading<'a> {
+    text: &'a str,
+    fmt: &'a str,
+    origin: &'a str,
+    seed: Option<&'a Bound<'a, PyAny>>,
+    duration_s: Option<&'a Bound<'a, PyAny>>,
+    base_dir: Option<PathBuf>,
+    max_memory: Option<u64>,
+}
+
+impl Loading<'_> {
+    fn load(&self) -> PyResult<Scenario> {
+        let read = |path: &str| read_relative(self.base_dir.as_deref(), path);
+        let opts = Options {
+            seed: seed_of(self.origin, self.seed)?,
+            duration_s: duration_of(self.origin, self.duration_s)?,
+            max_memory_bytes: self.max_memory.unwrap_or(DEFAULT_MAX_MEMORY),
+            read_file: Some(&read),
+        };
+        scenario::load_with(self.text, format_of(self.fmt)?, &opts)
+            .map_err(|e| ScenarioError::new_err(format!("{}: {e}", self.origin)))
+    }
 }
 
 #[pyfunction]
@@ -37,11 +109,84 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The default memory budget of one run, bytes.
+#[pyfunction]
+fn default_max_memory() -> u64 {
+    DEFAULT_MAX_MEMORY
+}
+
 /// Validates a scenario; returns its canonical JSON (every default filled in).
 #[pyfunction]
-#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None))]
-fn check_scenario(text: &str, fmt: &str, origin: &str, seed: Option<u64>, duration_s: Option<f64>) -> PyResult<String> {
-    Ok(load(text, fmt, origin, seed, duration_s)?.canonical_json())
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, base_dir = None, max_memory = None))]
+#[allow(clippy::too_many_arguments)]
+fn check_scenario(
+    text: &str,
+    fmt: &str,
+    origin: &str,
+    seed: Option<&Bound<'_, PyAny>>,
+    duration_s: Option<&Bound<'_, PyAny>>,
+    base_dir: Option<PathBuf>,
+    max_memory: Option<u64>,
+) -> PyResult<String> {
+    let l = Loading {
+        text,
+        fmt,
+        origin,
+        seed,
+        duration_s,
+        base_dir,
+        max_memory,
+    };
+    Ok(l.load()?.canonical_json())
+}
+
+/// A pcap file written under a temporary name and renamed into place only
+/// when the run has finished, so that no truncated capture is ever left.
+struct PcapOut {
+    path: PathBuf,
+    part: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl PcapOut {
+    fn create(path: PathBuf) -> PyResult<Self> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let part = path.with_file_name(format!(".{name}.{}.part", std::process::id()));
+        let file = std::fs::File::create(&part).map_err(|e| io_error(&path, &e))?;
+        Ok(PcapOut {
+            path,
+            part,
+            file: Some(file),
+        })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> PyResult<()> {
+        let f = self.file.as_mut().expect("open until finished");
+        f.write_all(bytes).map_err(|e| io_error(&self.path, &e))
+    }
+
+    fn finish(mut self) -> PyResult<()> {
+        let f = self.file.take().expect("open until finished");
+        f.sync_all().map_err(|e| io_error(&self.path, &e))?;
+        drop(f);
+        std::fs::rename(&self.part, &self.path).map_err(|e| io_error(&self.path, &e))
+    }
+}
+
+impl Drop for PcapOut {
+    /// An unfinished capture (error or interruption) leaves nothing behind.
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.part);
+        }
+    }
+}
+
+fn io_error(path: &Path, e: &std::io::Error) -> PyErr {
+    PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
 }
 
 /// Runs a scenario to its end; returns (summary JSON, traces JSON).
@@ -49,54 +194,76 @@ fn check_scenario(text: &str, fmt: &str, origin: &str, seed: Option<u64>, durati
 /// With `pcap_path`, every frame put on the air is written there (pcap,
 /// 802.11 with radiotap), keeping at most `pcap_snaplen` bytes of each.
 #[pyfunction]
-#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None, pcap_path = None, pcap_snaplen = 256))]
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None, pcap_path = None, pcap_snaplen = 256, base_dir = None, max_memory = None))]
 #[allow(clippy::too_many_arguments)]
 fn run_scenario(
     py: Python<'_>,
     text: &str,
     fmt: &str,
     origin: &str,
-    seed: Option<u64>,
-    duration_s: Option<f64>,
+    seed: Option<&Bound<'_, PyAny>>,
+    duration_s: Option<&Bound<'_, PyAny>>,
     progress: Option<PyObject>,
-    pcap_path: Option<std::path::PathBuf>,
+    pcap_path: Option<PathBuf>,
     pcap_snaplen: usize,
+    base_dir: Option<PathBuf>,
+    max_memory: Option<u64>,
 ) -> PyResult<(String, String)> {
-    let sc = load(text, fmt, origin, seed, duration_s)?;
+    let l = Loading {
+        text,
+        fmt,
+        origin,
+        seed,
+        duration_s,
+        base_dir,
+        max_memory,
+    };
+    let sc = l.load()?;
     let started = Instant::now();
     let end = sc.duration;
     let mut sim = Simulator::new(sc);
-    let mut pcap = match &pcap_path {
+    let mut pcap = match pcap_path {
         Some(p) => {
             sim.enable_pcap(pcap_snaplen.max(64));
-            Some(
-                std::fs::File::create(p)
-                    .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", p.display())))?,
-            )
+            Some(PcapOut::create(p)?)
         }
         None => None,
     };
     let chunk = SimTime::from_secs_f64(1.0).as_nanos();
-    let mut until = SimTime(0);
+    let mut until = SimTime(chunk.min(end.as_nanos()));
     loop {
-        until = SimTime((until.as_nanos() + chunk).min(end.as_nanos()));
-        let done = py.allow_threads(|| sim.run_until(until));
-        if let Some(f) = pcap.as_mut() {
-            use std::io::Write;
-            f.write_all(&sim.take_pcap())?;
+        let step = py.allow_threads(|| sim.run_for(until, EVENTS_PER_CHECK));
+        if let Some(out) = pcap.as_mut() {
+            out.write(&sim.take_pcap())?;
         }
-        py.check_signals()?;
+        if let Err(e) = py.check_signals() {
+            if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                return Err(PyKeyboardInterrupt::new_err(format!(
+                    "run interrupted at {:.3} s of {} s simulated; its results were not kept",
+                    sim.now().as_secs_f64(),
+                    end.as_secs_f64()
+                )));
+            }
+            return Err(e);
+        }
+        if step == Advance::Paused {
+            continue;
+        }
         if let Some(cb) = &progress {
             cb.call1(py, (until.as_secs_f64(), end.as_secs_f64()))?;
         }
-        if done {
+        if step == Advance::Done {
             break;
         }
+        until = SimTime((until.as_nanos() + chunk).min(end.as_nanos()));
     }
     if !sim.ledger_balanced() {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+        return Err(PyRuntimeError::new_err(format!(
             "internal error: the packet ledger does not balance at the end of {origin}; please report this scenario"
         )));
+    }
+    if let Some(out) = pcap {
+        out.finish()?;
     }
     let wall_s = started.elapsed().as_secs_f64();
     Ok((sim.summary(wall_s).to_json(), sim.traces().to_json()))
@@ -116,6 +283,7 @@ fn shares(text: &str, fmt: &str, origin: &str) -> PyResult<String> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(default_max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(shares, m)?)?;

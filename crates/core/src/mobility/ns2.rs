@@ -10,7 +10,7 @@
 //! naming the line.
 
 use crate::phy::channel::Position;
-use crate::time::SimTime;
+use crate::time::{SimTime, Span, Unit};
 use std::collections::BTreeMap;
 
 /// Per ns-2 node index: initial X/Y (if set) and its setdest moves.
@@ -63,14 +63,17 @@ pub fn parse(text: &str) -> Result<BTreeMap<i64, Ns2Node>, String> {
                     num(y).ok_or_else(bad)?,
                     num(v).ok_or_else(bad)?,
                 );
-                if t < 0.0 || v < 0.0 {
-                    return Err(format!("line {}: negative time or speed in {:?}", i + 1, line));
+                if v < 0.0 {
+                    return Err(format!("line {}: negative speed in {:?}", i + 1, line));
                 }
+                let t = Span::NON_NEGATIVE
+                    .check("time", t, Unit::Seconds)
+                    .map_err(|e| format!("line {}: {e} in {:?}", i + 1, line))?;
                 nodes
                     .entry(id)
                     .or_default()
                     .moves
-                    .push((SimTime::from_secs_f64(t), Position { x, y }, v));
+                    .push((SimTime(t.as_nanos()), Position { x, y }, v));
             }
             _ => return Err(bad()),
         }

@@ -64,9 +64,7 @@ impl RedConfig {
     /// Checks the values; the message starts with the offending key.
     pub fn validate(&self) -> Result<(), String> {
         validate_red_params(self.min_th, self.max_th, self.max_p, self.w_q)?;
-        if !(self.pkt_time_s.is_finite() && self.pkt_time_s > 0.0) {
-            return Err(format!("pkt_time_s = {}: must be a positive number", self.pkt_time_s));
-        }
+        crate::time::Span::POSITIVE.check("pkt_time_s", self.pkt_time_s, crate::time::Unit::Seconds)?;
         Ok(())
     }
 }

@@ -2,7 +2,43 @@
 //! documented defaults. Unknown keys are refused. Serialising a parsed file
 //! gives the canonical form with every default filled in.
 
+use super::names::named;
+use crate::net::QueueKind;
 use serde::{Deserialize, Serialize};
+
+/// `radio.propagation`: how received power falls with distance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Propagation {
+    /// Friis up to the crossover distance, then d^-4 (ns-2's TwoRayGround).
+    TwoRayGround,
+}
+named!(Propagation, "a propagation model", [Propagation::TwoRayGround => "two-ray-ground"]);
+
+/// `routing.protocol`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutingKind {
+    /// Shortest hop-count paths over the transmission-range graph, fixed at the start.
+    Static,
+    /// RFC 3561 (`[routing.aodv]`, docs/aodv.md).
+    Aodv,
+}
+named!(RoutingKind, "a routing protocol", [RoutingKind::Static => "static", RoutingKind::Aodv => "aodv"]);
+
+/// `topology.kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TopologyKind {
+    #[default]
+    Chain,
+    Grid,
+    Random,
+    Explicit,
+}
+named!(TopologyKind, "a topology kind", [
+    TopologyKind::Chain => "chain",
+    TopologyKind::Grid => "grid",
+    TopologyKind::Random => "random",
+    TopologyKind::Explicit => "explicit",
+]);
 
 fn default_name() -> String {
     "scenario".to_string()
@@ -60,7 +96,7 @@ pub struct RadioFile {
     pub basic_rate_mbps: f64,
     pub tx_range_m: f64,
     pub cs_range_m: f64,
-    pub propagation: String,
+    pub propagation: Propagation,
     pub capture_threshold_db: f64,
     /// Whether a signal below the receive threshold locks the receiver, as
     /// in ns-2 (so a stronger frame arriving during it is lost); false lets
@@ -90,7 +126,7 @@ impl Default for RadioFile {
             basic_rate_mbps: 1.0,
             tx_range_m: 250.0,
             cs_range_m: 550.0,
-            propagation: "two-ray-ground".into(),
+            propagation: Propagation::TwoRayGround,
             capture_threshold_db: 10.0,
             lock_on_sensed: true,
             tx_range_by_rate_m: None,
@@ -107,7 +143,7 @@ pub struct MacFile {
     pub rts_threshold_bytes: u32,
     pub short_retry_limit: u32,
     pub long_retry_limit: u32,
-    pub queue: String,
+    pub queue: QueueKind,
     pub queue_capacity_pkts: u32,
     pub slot_us: u32,
     pub sifs_us: u32,
@@ -131,7 +167,7 @@ impl Default for MacFile {
             rts_threshold_bytes: 0,
             short_retry_limit: 7,
             long_retry_limit: 4,
-            queue: "droptail".into(),
+            queue: QueueKind::DropTail,
             queue_capacity_pkts: 50,
             slot_us: 20,
             sifs_us: 10,
@@ -147,7 +183,7 @@ impl Default for MacFile {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingFile {
-    pub protocol: String,
+    pub protocol: RoutingKind,
     /// RFC 3561 parameters, used with `protocol = "aodv"` (docs/aodv.md).
     pub aodv: crate::net::aodv::AodvConfig,
 }
@@ -155,7 +191,7 @@ pub struct RoutingFile {
 impl Default for RoutingFile {
     fn default() -> Self {
         RoutingFile {
-            protocol: "static".into(),
+            protocol: RoutingKind::Static,
             aodv: Default::default(),
         }
     }
@@ -164,7 +200,7 @@ impl Default for RoutingFile {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyFile {
-    pub kind: String,
+    pub kind: TopologyKind,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -326,4 +362,220 @@ pub struct ScriptedFile {
     pub path: Option<Vec<[f64; 3]>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moves: Option<Vec<[f64; 4]>>,
+}
+
+// ---- validation: each table checks its own keys --------------------------
+
+use super::ScenarioError;
+use crate::mac::DcfConfig;
+use crate::phy::Rate;
+use crate::time::{Duration, Num};
+
+type Checked<T> = Result<T, ScenarioError>;
+
+/// An 802.11b rate given in Mbit/s.
+pub(crate) fn rate(key: &str, mbps: f64) -> Checked<Rate> {
+    Rate::from_mbps(mbps).ok_or_else(|| {
+        ScenarioError::new(
+            key,
+            format!("{} is not an 802.11b rate; allowed: 1, 2, 5.5, 11", Num(mbps)),
+        )
+    })
+}
+
+/// The radio's rates, as the MAC needs them.
+#[derive(Clone, Copy, Debug)]
+pub struct Rates {
+    pub data: Rate,
+    pub basic: Rate,
+}
+
+impl RadioFile {
+    /// Checks every `[radio]` key; returns the rates.
+    pub fn validate(&self) -> Checked<Rates> {
+        let rates = Rates {
+            data: rate("radio.data_rate_mbps", self.data_rate_mbps)?,
+            basic: rate("radio.basic_rate_mbps", self.basic_rate_mbps)?,
+        };
+        super::positive("radio.tx_range_m", self.tx_range_m)?;
+        super::positive("radio.cs_range_m", self.cs_range_m)?;
+        if self.cs_range_m < self.tx_range_m {
+            return Err(ScenarioError::new(
+                "radio.cs_range_m",
+                format!(
+                    "{} is below radio.tx_range_m = {}; carrier sense must reach at least as far as decoding",
+                    Num(self.cs_range_m),
+                    Num(self.tx_range_m)
+                ),
+            ));
+        }
+        if !(self.capture_threshold_db.is_finite() && self.capture_threshold_db >= 0.0) {
+            return Err(ScenarioError::new(
+                "radio.capture_threshold_db",
+                format!("{} must be a number of dB >= 0", Num(self.capture_threshold_db)),
+            ));
+        }
+        Ok(rates)
+    }
+}
+
+/// Largest slot time and SIFS, µs: far above any PHY's (802.11b: 20 and
+/// 10), and small enough that a backoff of `mac.cw_max` slots stays far
+/// inside u64 nanoseconds.
+pub const MAX_MAC_US: u32 = 1_000_000;
+/// Largest contention window: 2^20 - 1 slots (802.11b's aCWmax is 1023).
+pub const MAX_CW: u32 = (1 << 20) - 1;
+
+impl RadioFile {
+    /// The radio's ranges per rate and its interference reach; the link
+    /// rates are those of the MAC's unicast exchange.
+    pub fn resolve(&self, dcf: &DcfConfig) -> Checked<super::RadioParams> {
+        let mut p = super::RadioParams::with_ranges(self.tx_range_m, self.cs_range_m, self.capture_threshold_db);
+        p.lock_on_sensed = self.lock_on_sensed;
+        p.link_rates = [dcf.data_rate, dcf.basic_rate, dcf.ack_rate].into_iter().collect();
+        for (name, &range) in self.tx_range_by_rate_m.iter().flatten() {
+            let key = format!("radio.tx_range_by_rate_m.\"{name}\"");
+            let rate = name.parse::<f64>().ok().and_then(Rate::from_mbps).ok_or_else(|| {
+                ScenarioError::new(
+                    &key,
+                    format!("\"{name}\" is not an 802.11b rate; allowed: \"1\", \"2\", \"5.5\", \"11\""),
+                )
+            })?;
+            super::positive(&key, range)?;
+            if range > self.cs_range_m {
+                return Err(ScenarioError::new(
+                    key,
+                    format!(
+                        "{} is beyond radio.cs_range_m = {}; carrier sense must reach at least as far as decoding",
+                        Num(range),
+                        Num(self.cs_range_m)
+                    ),
+                ));
+            }
+            p.rate_range_m[rate.index()] = range;
+        }
+        if let Some(ranges) = self.profile_ranges()? {
+            p.rate_range_m = ranges;
+        }
+        if let Some(d) = self.interference_range_m {
+            super::positive("radio.interference_range_m", d)?;
+            if d < self.cs_range_m {
+                return Err(ScenarioError::new(
+                    "radio.interference_range_m",
+                    format!(
+                        "{} is below radio.cs_range_m = {}; signals must reach at least as far as carrier sense",
+                        Num(d),
+                        Num(self.cs_range_m)
+                    ),
+                ));
+            }
+            p.interference_range_m = d;
+        }
+        Ok(p)
+    }
+}
+
+impl RadioFile {
+    /// The per-rate ranges of `profile` (`phy::profiles`), if one is named.
+    fn profile_ranges(&self) -> Checked<Option<[f64; 4]>> {
+        use crate::phy::profiles;
+        let list = |xs: &[&str]| xs.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ");
+        let Some(name) = &self.profile else {
+            if self.card.is_some() {
+                return Err(ScenarioError::new("radio.card", "only the profile \"sensitivity\" reads a card"));
+            }
+            return Ok(None);
+        };
+        if self.tx_range_by_rate_m.is_some() {
+            return Err(ScenarioError::new(
+                "radio.profile",
+                "give either a profile or radio.tx_range_by_rate_m, not both",
+            ));
+        }
+        let ranges = match name.as_str() {
+            "osipov-ranges" => profiles::osipov_ranges(),
+            "sensitivity" => {
+                let card_name = self.card.as_deref().unwrap_or("orinoco");
+                let card = profiles::card(card_name).ok_or_else(|| {
+                    let names: Vec<&str> = profiles::CARDS.iter().map(|c| c.name).collect();
+                    ScenarioError::new(
+                        "radio.card",
+                        format!("\"{card_name}\" is not a known card; allowed: {}", list(&names)),
+                    )
+                })?;
+                profiles::sensitivity_ranges(&crate::phy::propagation::TwoRayGround::default(), self.tx_range_m, card)
+            }
+            other => {
+                return Err(ScenarioError::new(
+                    "radio.profile",
+                    format!("\"{other}\" is not a profile; allowed: {}", list(profiles::PROFILES)),
+                ))
+            }
+        };
+        if let Some(far) = ranges.iter().copied().find(|&d| d > self.cs_range_m) {
+            return Err(ScenarioError::new(
+                "radio.cs_range_m",
+                format!(
+                    "{} is below the {far:.1} m the profile \"{name}\" decodes to; carrier sense must reach at least as far as decoding",
+                    Num(self.cs_range_m)
+                ),
+            ));
+        }
+        Ok(Some(ranges))
+    }
+}
+
+impl MacFile {
+    /// Checks every `[mac]` key; returns the DCF's configuration.
+    pub fn resolve(&self, rates: &Rates) -> Checked<DcfConfig> {
+        for (key, v, max) in [
+            ("mac.short_retry_limit", self.short_retry_limit, 255),
+            ("mac.long_retry_limit", self.long_retry_limit, 255),
+            ("mac.queue_capacity_pkts", self.queue_capacity_pkts, u32::MAX),
+            ("mac.slot_us", self.slot_us, MAX_MAC_US),
+            ("mac.sifs_us", self.sifs_us, MAX_MAC_US),
+        ] {
+            if v == 0 || v > max {
+                return Err(ScenarioError::new(
+                    key,
+                    format!("{v} is not allowed; must be an integer from 1 to {max}"),
+                ));
+            }
+        }
+        self.quick_exchange
+            .validate()
+            .map_err(|e| ScenarioError::keyed("mac.quick_exchange", &e))?;
+        let cw_ok = |cw: u32| (1..=MAX_CW).contains(&cw) && (u64::from(cw) + 1).is_power_of_two();
+        if !cw_ok(self.cw_min) {
+            return Err(ScenarioError::new(
+                "mac.cw_min",
+                format!("{} must be 2^k - 1 with 1 <= k <= 20 (e.g. 31)", self.cw_min),
+            ));
+        }
+        if !cw_ok(self.cw_max) || self.cw_max < self.cw_min {
+            return Err(ScenarioError::new(
+                "mac.cw_max",
+                format!(
+                    "{} must be 2^k - 1 with k <= 20, and >= mac.cw_min = {}",
+                    self.cw_max, self.cw_min
+                ),
+            ));
+        }
+        Ok(DcfConfig {
+            slot: Duration::from_micros(u64::from(self.slot_us)),
+            sifs: Duration::from_micros(u64::from(self.sifs_us)),
+            cw_min: self.cw_min,
+            cw_max: self.cw_max,
+            short_retry_limit: self.short_retry_limit,
+            long_retry_limit: self.long_retry_limit,
+            rts_threshold_bytes: self.rts_threshold_bytes,
+            data_rate: rates.data,
+            basic_rate: rates.basic,
+            ack_rate: match self.ack_rate_mbps {
+                Some(v) => rate("mac.ack_rate_mbps", v)?,
+                None => rates.basic,
+            },
+            quick_exchange: self.quick_exchange,
+        })
+    }
 }

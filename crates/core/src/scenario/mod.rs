@@ -2,20 +2,25 @@
 //! messages that name the key, the bad value and what is allowed, and the
 //! resolved model the simulator runs. Topology generators live here too.
 
+pub mod budget;
 pub mod file;
+mod flow;
 pub mod mobility;
+pub(crate) mod names;
 pub mod topology;
 
-pub use file::ScenarioFile;
+pub use budget::{Estimate, DEFAULT_MAX_MEMORY};
+pub use file::{Propagation, RoutingKind, ScenarioFile, TopologyKind};
+pub use flow::{App, FlowSpec, Transport};
+pub use names::Named;
 
 use crate::app::onoff::OnOffConfig;
 use crate::mac::DcfConfig;
-use crate::net::static_routes::{Bfs, UNREACHABLE};
 use crate::net::QueueKind;
 use crate::phy::channel::Position;
-use crate::phy::Rate;
-use crate::time::{Duration, SimTime};
-use crate::transport::tcp::{TcpConfig, TcpVariant};
+use crate::time::{Duration, Num, SimTime, Span, Unit};
+use crate::transport::tcp::TcpConfig;
+use std::collections::HashMap;
 use std::fmt;
 
 /// A problem with a scenario that the user can fix.
@@ -31,6 +36,23 @@ impl ScenarioError {
         ScenarioError {
             key: key.into(),
             message: message.into(),
+        }
+    }
+
+    /// From a component's "key = value: why" message, with the key under
+    /// `table` (`tcp`, `nred`, ...); an empty table keeps the key as it is.
+    pub fn keyed(table: &str, msg: &str) -> Self {
+        match msg.split_once(" = ") {
+            Some((key, _)) if !key.contains(' ') => {
+                let key = if table.is_empty() || key.starts_with(&format!("{table}.")) {
+                    key.to_string()
+                } else {
+                    format!("{table}.{key}")
+                };
+                let rest = &msg[msg.find(" = ").map_or(0, |i| i + 3)..];
+                ScenarioError::new(key, rest.to_string())
+            }
+            _ => ScenarioError::new(table, msg.to_string()),
         }
     }
 }
@@ -99,73 +121,6 @@ fn path_error(path: String, msg: &str) -> ScenarioError {
     ScenarioError::new(path, msg)
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
-    Udp,
-    Tcp(TcpVariant),
-}
-
-impl Transport {
-    /// Every transport name: the TCP variants, then UDP.
-    pub fn names() -> Vec<&'static str> {
-        TcpVariant::ALL.iter().map(|v| v.name()).chain(["udp"]).collect()
-    }
-    pub fn parse(s: &str) -> Option<Transport> {
-        if s == "udp" {
-            return Some(Transport::Udp);
-        }
-        s.parse().ok().map(Transport::Tcp)
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Udp => "udp",
-            Transport::Tcp(v) => v.name(),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum App {
-    /// Constant bit rate, `rate_kbps` (over UDP).
-    Cbr { rate_kbps: f64 },
-    /// Bulk transfer, always backlogged (over TCP).
-    Ftp,
-    /// HTTP-like on/off source of the `[onoff]` table (over TCP).
-    Http,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoutingKind {
-    Static,
-    Aodv,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowSpec {
-    pub src: u32,
-    pub dst: u32,
-    pub transport: Transport,
-    pub app: App,
-    pub packet_bytes: u32,
-    pub start: SimTime,
-    pub stop: SimTime,
-    /// Start of the window `throughput_kbps` covers (`metrics.warmup_s`; else `start`).
-    pub measure_from: SimTime,
-    pub route: Option<Vec<u32>>,
-    /// (instant, path) changes of the explicit route, time-sorted.
-    pub route_changes: Vec<(SimTime, Vec<u32>)>,
-}
-
-impl FlowSpec {
-    /// The explicit path in force at `t` (None: the static shortest path).
-    pub fn route_at(&self, t: SimTime) -> Option<&[u32]> {
-        match self.route_changes.iter().rev().find(|c| c.0 <= t) {
-            Some((_, p)) => Some(p),
-            None => self.route.as_deref(),
-        }
-    }
-}
-
 /// The resolved `[radio]` table.
 pub type RadioParams = crate::phy::PhyConfig;
 
@@ -203,6 +158,8 @@ pub struct Scenario {
     pub throttle: Option<crate::net::throttle::ThrottleConfig>,
     /// The node whose neighborhood queue is traced (`trace.neighborhood_node`).
     pub neighborhood_node: Option<u32>,
+    /// What the run is expected to need (checked against the budget).
+    pub estimate: Estimate,
     /// The file with every default filled in.
     pub file: ScenarioFile,
 }
@@ -214,336 +171,96 @@ fn positive(key: &str, v: f64) -> Result<()> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(ScenarioError::new(key, format!("{v} must be a positive number")))
+        Err(ScenarioError::new(key, format!("{} must be a positive number", Num(v))))
     }
 }
 
-/// Turns a component's "key = value: why" message into a ScenarioError.
-fn split_key_error(table: &str, msg: &str) -> ScenarioError {
-    match msg.split_once(" = ") {
-        Some((key, rest)) if !key.contains(' ') => {
-            let key = if key.starts_with(&format!("{table}.")) {
-                key.to_string()
-            } else {
-                format!("{table}.{key}")
-            };
-            ScenarioError::new(key, rest.to_string())
-        }
-        _ => ScenarioError::new(table, msg.to_string()),
-    }
+/// A time-valued key of the scenario itself, through the one time validator.
+fn span(key: &str, v: f64, span: Span) -> Result<Duration> {
+    span.check(key, v, Unit::Seconds)
+        .map_err(|e| ScenarioError::keyed("", &e))
 }
 
-fn fmt_list(xs: &[&str]) -> String {
-    xs.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ")
+/// Reads a file a scenario names, by the path written in it.
+pub type ReadFile<'a> = &'a dyn Fn(&str) -> std::result::Result<String, String>;
+
+/// How a scenario is loaded besides its text.
+#[derive(Clone, Copy)]
+pub struct Options<'a> {
+    /// Replaces the file's `seed`.
+    pub seed: Option<u64>,
+    /// Replaces the file's `duration_s`.
+    pub duration_s: Option<f64>,
+    /// The memory budget, bytes (`--max-memory`): a larger estimate is refused.
+    pub max_memory_bytes: u64,
+    /// Fetches a file the scenario names (`mobility.ns2_file`), resolving its
+    /// path as the caller documents; the core itself does no I/O.
+    pub read_file: Option<ReadFile<'a>>,
 }
 
-fn rate(key: &str, mbps: f64) -> Result<Rate> {
-    Rate::from_mbps(mbps)
-        .ok_or_else(|| ScenarioError::new(key, format!("{mbps} is not an 802.11b rate; allowed: 1, 2, 5.5, 11")))
-}
-
-/// An explicit route's node indices: from the flow's source to its
-/// destination, each node once.
-fn explicit_path(
-    path: &[i64],
-    src: u32,
-    dst: u32,
-    src_id: i64,
-    dst_id: i64,
-    key: &str,
-    index_of: &dyn Fn(&str, i64) -> Result<u32>,
-) -> Result<Vec<u32>> {
-    let idx: Vec<u32> = path.iter().map(|&id| index_of(key, id)).collect::<Result<_>>()?;
-    if idx.len() < 2 || idx[0] != src || idx[idx.len() - 1] != dst {
-        return Err(ScenarioError::new(
-            key,
-            format!("{path:?} must start at src = {src_id} and end at dst = {dst_id}"),
-        ));
-    }
-    let mut seen = idx.clone();
-    seen.sort_unstable();
-    seen.dedup();
-    if seen.len() != idx.len() {
-        return Err(ScenarioError::new(key, format!("{path:?} visits a node twice")));
-    }
-    Ok(idx)
-}
-
-/// The radio's ranges per rate and its interference reach; the link rates
-/// are those of the MAC's unicast exchange.
-fn resolve_radio(r: &file::RadioFile, dcf: &DcfConfig) -> Result<RadioParams> {
-    let mut p = RadioParams::with_ranges(r.tx_range_m, r.cs_range_m, r.capture_threshold_db);
-    p.lock_on_sensed = r.lock_on_sensed;
-    p.link_rates = [dcf.data_rate, dcf.basic_rate, dcf.ack_rate].into_iter().collect();
-    for (name, &range) in r.tx_range_by_rate_m.iter().flatten() {
-        let key = format!("radio.tx_range_by_rate_m.\"{name}\"");
-        let rate = name.parse::<f64>().ok().and_then(Rate::from_mbps).ok_or_else(|| {
-            ScenarioError::new(
-                &key,
-                format!("\"{name}\" is not an 802.11b rate; allowed: \"1\", \"2\", \"5.5\", \"11\""),
-            )
-        })?;
-        positive(&key, range)?;
-        if range > r.cs_range_m {
-            return Err(ScenarioError::new(
-                key,
-                format!(
-                    "{range} is beyond radio.cs_range_m = {}; carrier sense must reach at least as far as decoding",
-                    r.cs_range_m
-                ),
-            ));
+impl Default for Options<'_> {
+    fn default() -> Self {
+        Options {
+            seed: None,
+            duration_s: None,
+            max_memory_bytes: DEFAULT_MAX_MEMORY,
+            read_file: None,
         }
-        p.rate_range_m[rate.index()] = range;
     }
-    if let Some(name) = &r.profile {
-        use crate::phy::profiles;
-        if r.tx_range_by_rate_m.is_some() {
-            return Err(ScenarioError::new(
-                "radio.profile",
-                "give either a profile or radio.tx_range_by_rate_m, not both",
-            ));
-        }
-        let ranges = match name.as_str() {
-            "osipov-ranges" => profiles::osipov_ranges(),
-            "sensitivity" => {
-                let card_name = r.card.as_deref().unwrap_or("orinoco");
-                let card = profiles::card(card_name).ok_or_else(|| {
-                    let names: Vec<&str> = profiles::CARDS.iter().map(|c| c.name).collect();
-                    ScenarioError::new(
-                        "radio.card",
-                        format!("\"{card_name}\" is not a known card; allowed: {}", fmt_list(&names)),
-                    )
-                })?;
-                profiles::sensitivity_ranges(&crate::phy::propagation::TwoRayGround::default(), r.tx_range_m, card)
-            }
-            other => {
-                return Err(ScenarioError::new(
-                    "radio.profile",
-                    format!(
-                        "\"{other}\" is not a profile; allowed: {}",
-                        fmt_list(profiles::PROFILES)
-                    ),
-                ))
-            }
-        };
-        if let Some(far) = ranges.iter().copied().find(|&d| d > r.cs_range_m) {
-            return Err(ScenarioError::new(
-                "radio.cs_range_m",
-                format!(
-                    "{} is below the {far:.1} m the profile \"{name}\" decodes to; carrier sense must reach at least as far as decoding",
-                    r.cs_range_m
-                ),
-            ));
-        }
-        p.rate_range_m = ranges;
-    } else if r.card.is_some() {
-        return Err(ScenarioError::new(
-            "radio.card",
-            "only the profile \"sensitivity\" reads a card",
-        ));
-    }
-    if let Some(d) = r.interference_range_m {
-        positive("radio.interference_range_m", d)?;
-        if d < r.cs_range_m {
-            return Err(ScenarioError::new(
-                "radio.interference_range_m",
-                format!(
-                    "{d} is below radio.cs_range_m = {}; signals must reach at least as far as carrier sense",
-                    r.cs_range_m
-                ),
-            ));
-        }
-        p.interference_range_m = d;
-    }
-    Ok(p)
 }
 
 /// Parses and validates; `seed` and `duration_s` override the file.
 pub fn load(text: &str, format: Format, seed: Option<u64>, duration_s: Option<f64>) -> Result<Scenario> {
-    load_with(text, format, seed, duration_s, |path| {
-        Err(format!("cannot read {path:?} here"))
-    })
+    load_with(
+        text,
+        format,
+        &Options {
+            seed,
+            duration_s,
+            ..Options::default()
+        },
+    )
 }
 
-/// As `load`, with `read_file` to fetch files the scenario names (an ns-2
-/// movement file); the core itself does no I/O.
-pub fn load_with(
-    text: &str,
-    format: Format,
-    seed: Option<u64>,
-    duration_s: Option<f64>,
-    read_file: impl Fn(&str) -> std::result::Result<String, String>,
-) -> Result<Scenario> {
+/// Parses and validates with every loading option.
+pub fn load_with(text: &str, format: Format, opts: &Options<'_>) -> Result<Scenario> {
     let mut file = parse_file(text, format)?;
-    if let Some(s) = seed {
+    if let Some(s) = opts.seed {
         file.seed = s;
     }
-    if let Some(d) = duration_s {
+    if let Some(d) = opts.duration_s {
         file.duration_s = d;
     }
-    if let (Some(path), None) = (&file.mobility.ns2_file, &file.mobility.ns2_movements) {
-        let text = read_file(path).map_err(|e| ScenarioError::new("mobility.ns2_file", e))?;
+    if let (Some(path), None, Some(read)) = (&file.mobility.ns2_file, &file.mobility.ns2_movements, opts.read_file) {
+        let text = read(path).map_err(|e| ScenarioError::new("mobility.ns2_file", e))?;
         file.mobility.ns2_movements = Some(text);
     }
-    resolve(file)
+    resolve(file, opts.max_memory_bytes)
 }
 
-pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
-    positive("duration_s", file.duration_s)?;
-    let duration = SimTime::from_secs_f64(file.duration_s);
+/// Node ids to internal indices, with the message for an unknown id.
+pub(crate) struct NodeIndex<'a> {
+    by_id: HashMap<i64, u32>,
+    ids: &'a [i64],
+    explicit: bool,
+}
 
-    let radio = file.radio.clone();
-    let r = &radio;
-    let data_rate = rate("radio.data_rate_mbps", r.data_rate_mbps)?;
-    let basic_rate = rate("radio.basic_rate_mbps", r.basic_rate_mbps)?;
-    positive("radio.tx_range_m", r.tx_range_m)?;
-    positive("radio.cs_range_m", r.cs_range_m)?;
-    if r.cs_range_m < r.tx_range_m {
-        return Err(ScenarioError::new(
-            "radio.cs_range_m",
-            format!(
-                "{} is below radio.tx_range_m = {}; carrier sense must reach at least as far as decoding",
-                r.cs_range_m, r.tx_range_m
-            ),
-        ));
-    }
-    if r.propagation != "two-ray-ground" {
-        return Err(ScenarioError::new(
-            "radio.propagation",
-            format!(
-                "\"{}\" is not a propagation model; allowed: \"two-ray-ground\"",
-                r.propagation
-            ),
-        ));
-    }
-    if !(r.capture_threshold_db.is_finite() && r.capture_threshold_db >= 0.0) {
-        return Err(ScenarioError::new(
-            "radio.capture_threshold_db",
-            format!("{} must be a number of dB >= 0", r.capture_threshold_db),
-        ));
+impl<'a> NodeIndex<'a> {
+    fn new(ids: &'a [i64], explicit: bool) -> Self {
+        let by_id = ids.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
+        NodeIndex { by_id, ids, explicit }
     }
 
-    let m = &file.mac;
-    let queue = QueueKind::parse(&m.queue).ok_or_else(|| {
-        ScenarioError::new(
-            "mac.queue",
-            format!(
-                "\"{}\" is not a queue discipline; allowed: {}",
-                m.queue,
-                fmt_list(QueueKind::NAMES)
-            ),
-        )
-    })?;
-    for (key, v) in [
-        ("mac.short_retry_limit", m.short_retry_limit),
-        ("mac.long_retry_limit", m.long_retry_limit),
-        ("mac.queue_capacity_pkts", m.queue_capacity_pkts),
-        ("mac.slot_us", m.slot_us),
-        ("mac.sifs_us", m.sifs_us),
-    ] {
-        if v == 0 {
-            return Err(ScenarioError::new(key, "0 is not allowed; must be an integer >= 1"));
-        }
-    }
-    if !(m.cw_min + 1).is_power_of_two() || m.cw_min < 1 {
-        return Err(ScenarioError::new(
-            "mac.cw_min",
-            format!("{} must be 2^k - 1 with k >= 1 (e.g. 31)", m.cw_min),
-        ));
-    }
-    if !(m.cw_max + 1).is_power_of_two() || m.cw_max < m.cw_min {
-        return Err(ScenarioError::new(
-            "mac.cw_max",
-            format!("{} must be 2^k - 1 and >= mac.cw_min = {}", m.cw_max, m.cw_min),
-        ));
-    }
-    m.quick_exchange
-        .validate()
-        .map_err(|e| split_key_error("mac.quick_exchange", &e))?;
-    // Scheme tables: checked when given, filled in when their queue is used.
-    if let Some(c) = &file.red {
-        c.validate().map_err(|e| split_key_error("red", &e))?;
-    }
-    if let Some(c) = &file.nred {
-        c.validate().map_err(|e| split_key_error("nred", &e))?;
-    }
-    if queue == QueueKind::Red && file.red.is_none() {
-        file.red = Some(Default::default());
-    }
-    if queue == QueueKind::Nred && file.nred.is_none() {
-        file.nred = Some(Default::default());
-    }
-    if let Some(c) = &file.throttle {
-        c.validate().map_err(|e| split_key_error("throttle", &e))?;
-    }
-    if queue == QueueKind::Throttle && file.throttle.is_none() {
-        file.throttle = Some(Default::default());
-    }
-    let m = &file.mac;
-    let dcf = DcfConfig {
-        slot: Duration::from_micros(m.slot_us as u64),
-        sifs: Duration::from_micros(m.sifs_us as u64),
-        cw_min: m.cw_min,
-        cw_max: m.cw_max,
-        short_retry_limit: m.short_retry_limit,
-        long_retry_limit: m.long_retry_limit,
-        rts_threshold_bytes: m.rts_threshold_bytes,
-        data_rate,
-        basic_rate,
-        ack_rate: match m.ack_rate_mbps {
-            Some(v) => rate("mac.ack_rate_mbps", v)?,
-            None => basic_rate,
-        },
-        quick_exchange: m.quick_exchange,
-    };
-    let radio_params = resolve_radio(r, &dcf)?;
-
-    file.tcp.validate().map_err(|e| split_key_error("tcp", &e))?;
-    file.onoff.validate().map_err(|e| split_key_error("onoff", &e))?;
-
-    let routing = match file.routing.protocol.as_str() {
-        "static" => RoutingKind::Static,
-        "aodv" => {
-            file.routing
-                .aodv
-                .validate()
-                .map_err(|e| split_key_error("routing.aodv", &e))?;
-            RoutingKind::Aodv
-        }
-        other => {
-            return Err(ScenarioError::new(
-                "routing.protocol",
-                format!("\"{other}\" is not a routing protocol; allowed: \"static\", \"aodv\""),
-            ));
-        }
-    };
-
-    let (mut node_ids, mut positions) = topology::build(&file)?;
-    let mut file_order: Vec<u32> = (0..node_ids.len() as u32).collect();
-    if matches!(file.topology.kind.as_str(), "random" | "explicit") {
-        if let Some(order) = topology::spatial_order(&positions) {
-            node_ids = order.iter().map(|&i| node_ids[i]).collect();
-            positions = order.iter().map(|&i| positions[i]).collect();
-            for (internal, &i) in order.iter().enumerate() {
-                file_order[i] = internal as u32;
-            }
-        }
-    }
-    let trajectories = mobility::resolve(&file, &node_ids, &positions)?;
-    for (p, t) in positions.iter_mut().zip(&trajectories) {
-        if let Some(t) = t {
-            *p = t.position_at(SimTime::ZERO);
-        }
-    }
-    let moving = trajectories.iter().flatten().any(|t| !t.is_static());
-    let n = node_ids.len();
-    let index_of = |key: &str, id: i64| -> Result<u32> {
-        node_ids.iter().position(|&x| x == id).map(|i| i as u32).ok_or_else(|| {
-            let range = if file.topology.kind == "explicit" {
-                let ids: Vec<String> = node_ids.iter().take(20).map(|x| x.to_string()).collect();
+    pub(crate) fn get(&self, key: &str, id: i64) -> Result<u32> {
+        self.by_id.get(&id).copied().ok_or_else(|| {
+            let n = self.ids.len();
+            let range = if self.explicit {
+                let mut ids: Vec<i64> = self.ids.to_vec();
+                ids.sort_unstable();
+                let shown: Vec<String> = ids.iter().take(20).map(|x| x.to_string()).collect();
                 format!(
                     "the [[node]] ids: {}{}",
-                    ids.join(", "),
+                    shown.join(", "),
                     if n > 20 { ", ..." } else { "" }
                 )
             } else {
@@ -554,214 +271,76 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
                 format!("{id} is not a node of this topology; node ids are {range}"),
             )
         })
-    };
-
-    // Connectivity over the transmission range, for static routes.
-    let channel = crate::phy::channel::Channel::new(positions.clone(), &radio_params);
-    let adj = channel.rx_adjacency();
-
-    let mut flows = Vec::with_capacity(file.flows.len());
-    let mut bfs = Bfs::new(adj.len());
-    for (i, f) in file.flows.iter().enumerate() {
-        let k = |s: &str| format!("flow[{i}].{s}");
-        let src = index_of(&k("src"), f.src)?;
-        let dst = index_of(&k("dst"), f.dst)?;
-        if src == dst {
-            return Err(ScenarioError::new(
-                k("dst"),
-                format!("{} equals flow[{i}].src; a flow needs two different nodes", f.dst),
-            ));
-        }
-        let transport = Transport::parse(&f.transport).ok_or_else(|| {
-            ScenarioError::new(
-                k("transport"),
-                format!(
-                    "\"{}\" is not a transport; allowed: {}",
-                    f.transport,
-                    fmt_list(&Transport::names())
-                ),
-            )
-        })?;
-        let app = match (f.app.as_str(), transport) {
-            ("cbr", Transport::Udp) => {
-                let rate = f.rate_kbps.ok_or_else(|| {
-                    ScenarioError::new(
-                        k("rate_kbps"),
-                        "missing: app \"cbr\" needs rate_kbps (a positive number)",
-                    )
-                })?;
-                positive(&k("rate_kbps"), rate)?;
-                App::Cbr { rate_kbps: rate }
-            }
-            ("ftp", Transport::Tcp(_)) => App::Ftp,
-            ("http", Transport::Tcp(_)) => App::Http,
-            ("cbr" | "ftp" | "http", _) => {
-                return Err(ScenarioError::new(
-                    k("app"),
-                    format!(
-                        "\"{}\" does not run over transport \"{}\"; \"cbr\" runs over \"udp\", \"ftp\" and \"http\" over TCP",
-                        f.app, f.transport
-                    ),
-                ));
-            }
-            (a, _) => {
-                return Err(ScenarioError::new(
-                    k("app"),
-                    format!("\"{a}\" is not an application; allowed: \"cbr\", \"ftp\", \"http\""),
-                ))
-            }
-        };
-        if f.rate_kbps.is_some() && !matches!(app, App::Cbr { .. }) {
-            return Err(ScenarioError::new(k("rate_kbps"), "only app = \"cbr\" takes a rate"));
-        }
-        if f.packet_bytes == 0 || f.packet_bytes > MAX_MSDU_BYTES - 28 {
-            return Err(ScenarioError::new(
-                k("packet_bytes"),
-                format!("{} must be between 1 and {}", f.packet_bytes, MAX_MSDU_BYTES - 28),
-            ));
-        }
-        if !(f.start_s.is_finite() && f.start_s >= 0.0) {
-            return Err(ScenarioError::new(
-                k("start_s"),
-                format!("{} must be a number of seconds >= 0", f.start_s),
-            ));
-        }
-        if f.start_s >= file.duration_s {
-            return Err(ScenarioError::new(
-                k("start_s"),
-                format!(
-                    "{} is not before the end of the run (duration_s = {})",
-                    f.start_s, file.duration_s
-                ),
-            ));
-        }
-        let stop_s = f.stop_s.unwrap_or(file.duration_s);
-        if !(stop_s.is_finite() && stop_s > f.start_s) {
-            return Err(ScenarioError::new(
-                k("stop_s"),
-                format!("{stop_s} must be after start_s = {}", f.start_s),
-            ));
-        }
-        let route = match &f.route {
-            None => None,
-            Some(path) => {
-                if routing != RoutingKind::Static {
-                    return Err(ScenarioError::new(
-                        k("route"),
-                        "an explicit route needs routing.protocol = \"static\"",
-                    ));
-                }
-                let idx = explicit_path(path, src, dst, f.src, f.dst, &k("route"), &index_of)?;
-                for (w, ids) in idx.windows(2).zip(path.windows(2)) {
-                    if !channel.in_rx_range(w[0], w[1]) {
-                        return Err(ScenarioError::new(
-                            k("route"),
-                            format!(
-                                "hop {} -> {} is longer than radio.tx_range_m = {} m",
-                                ids[0], ids[1], r.tx_range_m
-                            ),
-                        ));
-                    }
-                }
-                Some(idx)
-            }
-        };
-        let mut route_changes = Vec::with_capacity(f.route_changes.len());
-        for (j, c) in f.route_changes.iter().enumerate() {
-            let kc = |s: &str| k(&format!("route_changes[{j}].{s}"));
-            if routing != RoutingKind::Static {
-                return Err(ScenarioError::new(
-                    kc("route"),
-                    "route changes need routing.protocol = \"static\"",
-                ));
-            }
-            let prev = route_changes
-                .last()
-                .map_or(0.0, |(t, _): &(SimTime, Vec<u32>)| t.as_secs_f64());
-            if !(c.at_s.is_finite() && c.at_s > prev && c.at_s < file.duration_s) {
-                return Err(ScenarioError::new(
-                    kc("at_s"),
-                    format!(
-                        "{} must be after the previous change (or 0) and before the end of the run (duration_s = {})",
-                        c.at_s, file.duration_s
-                    ),
-                ));
-            }
-            let at = SimTime::from_secs_f64(c.at_s);
-            let idx = explicit_path(&c.route, src, dst, f.src, f.dst, &kc("route"), &index_of)?;
-            // Every hop must decode where the nodes are at that instant.
-            let here: Vec<Position> = positions
-                .iter()
-                .zip(&trajectories)
-                .map(|(p, t)| t.as_ref().map_or(*p, |t| t.position_at(at)))
-                .collect();
-            let then = crate::phy::channel::Channel::new(here, &radio_params);
-            for (w, ids) in idx.windows(2).zip(c.route.windows(2)) {
-                if !then.in_rx_range(w[0], w[1]) {
-                    return Err(ScenarioError::new(
-                        kc("route"),
-                        format!(
-                            "hop {} -> {} is longer than radio.tx_range_m = {} m at {} s",
-                            ids[0], ids[1], r.tx_range_m, c.at_s
-                        ),
-                    ));
-                }
-            }
-            route_changes.push((at, idx));
-        }
-        // With fixed nodes a destination without a path now never has one.
-        if !moving && route.is_none() && bfs.run(&adj, dst, src) == UNREACHABLE {
-            return Err(ScenarioError::new(
-                k("dst"),
-                format!(
-                    "node {} is unreachable from node {} under {} routing: no path of hops within radio.tx_range_m = {} m",
-                    f.dst, f.src, file.routing.protocol, r.tx_range_m
-                ),
-            ));
-        }
-        flows.push(FlowSpec {
-            src,
-            dst,
-            transport,
-            app,
-            packet_bytes: f.packet_bytes,
-            start: SimTime::from_secs_f64(f.start_s),
-            stop: SimTime::from_secs_f64(stop_s.min(file.duration_s)),
-            measure_from: SimTime::from_secs_f64(f.start_s),
-            route,
-            route_changes,
-        });
     }
-    if let Some(m) = &file.metrics {
-        if !(m.warmup_s.is_finite() && m.warmup_s >= 0.0) {
-            return Err(ScenarioError::new(
-                "metrics.warmup_s",
-                format!("{} must be a number of seconds >= 0", m.warmup_s),
-            ));
-        }
-        let last = flows.iter().map(|f| f.start).max().unwrap_or(SimTime::ZERO);
-        let from = last + Duration::from_secs_f64(m.warmup_s);
-        for (i, f) in flows.iter_mut().enumerate() {
-            f.measure_from = f.measure_from.max(from);
-            if f.measure_from >= f.stop {
-                return Err(ScenarioError::new(
-                    "metrics.warmup_s",
-                    format!(
-                        "{} leaves flow[{i}] no measurement window: the last flow starts at {} s and flow[{i}] stops at {} s",
-                        m.warmup_s,
-                        last.as_secs_f64(),
-                        f.stop.as_secs_f64()
-                    ),
-                ));
+}
+
+/// Checks every key and builds the model the simulator runs. Each table
+/// validates itself; this only orders the steps and joins their results.
+pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario> {
+    let duration = SimTime(span("duration_s", file.duration_s, Span::POSITIVE)?.as_nanos());
+    let rates = file.radio.validate()?;
+    let (queue, dcf) = (file.mac.queue, file.mac.resolve(&rates)?);
+    let radio = file.radio.resolve(&dcf)?;
+    // Scheme tables: checked when given, filled in when their queue is used.
+    if let Some(c) = &file.red {
+        c.validate().map_err(|e| ScenarioError::keyed("red", &e))?;
+    }
+    if let Some(c) = &file.nred {
+        c.validate().map_err(|e| ScenarioError::keyed("nred", &e))?;
+    }
+    if queue == QueueKind::Red && file.red.is_none() {
+        file.red = Some(Default::default());
+    }
+    if queue == QueueKind::Nred && file.nred.is_none() {
+        file.nred = Some(Default::default());
+    }
+    if let Some(c) = &file.throttle {
+        c.validate().map_err(|e| ScenarioError::keyed("throttle", &e))?;
+    }
+    if queue == QueueKind::Throttle && file.throttle.is_none() {
+        file.throttle = Some(Default::default());
+    }
+    file.tcp.validate().map_err(|e| ScenarioError::keyed("tcp", &e))?;
+    file.onoff.validate().map_err(|e| ScenarioError::keyed("onoff", &e))?;
+    // Checked whatever the protocol, so that a table written for AODV is
+    // never silently wrong.
+    file.routing
+        .aodv
+        .validate()
+        .map_err(|e| ScenarioError::keyed("routing.aodv", &e))?;
+    let mobility_update = span(
+        "mobility.update_interval_s",
+        file.mobility.update_interval_s,
+        Span::POSITIVE,
+    )?;
+
+    let (mut node_ids, mut positions) = topology::build(&file)?;
+    // Refused here, before anything sized by the scenario is built.
+    let estimate = Estimate::of(&file, &positions)?;
+    estimate.check_against(max_memory_bytes, file.topology.kind)?;
+    let mut file_order: Vec<u32> = (0..node_ids.len() as u32).collect();
+    if matches!(file.topology.kind, TopologyKind::Random | TopologyKind::Explicit) {
+        if let Some(order) = topology::spatial_order(&positions) {
+            node_ids = order.iter().map(|&i| node_ids[i]).collect();
+            positions = order.iter().map(|&i| positions[i]).collect();
+            for (internal, &i) in order.iter().enumerate() {
+                file_order[i] = internal as u32;
             }
         }
     }
-
+    let index = NodeIndex::new(&node_ids, file.topology.kind == TopologyKind::Explicit);
+    let trajectories = mobility::resolve(&file, &index, &positions)?;
+    for (p, t) in positions.iter_mut().zip(&trajectories) {
+        if let Some(t) = t {
+            *p = t.position_at(SimTime::ZERO);
+        }
+    }
+    let moving = trajectories.iter().flatten().any(|t| !t.is_static());
+    let flows = flow::resolve_all(&file, &radio, &index, &positions, &trajectories, moving)?;
     let neighborhood_node = match file.trace.neighborhood_node {
-        Some(id) => Some(index_of("trace.neighborhood_node", id)?),
+        Some(id) => Some(index.get("trace.neighborhood_node", id)?),
         None => None,
     };
-
     let sc = Scenario {
         name: file.name.clone(),
         seed: file.seed,
@@ -769,16 +348,16 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         node_ids,
         file_order,
         positions,
-        radio: radio_params,
+        radio,
         dcf,
         queue,
-        queue_capacity: m.queue_capacity_pkts as usize,
-        routing,
+        queue_capacity: file.mac.queue_capacity_pkts as usize,
+        routing: file.routing.protocol,
         flows,
         node_series: file.trace.node_series,
-        eifs_after_sensed: m.eifs_after_sensed,
+        eifs_after_sensed: file.mac.eifs_after_sensed,
         trajectories,
-        mobility_update: Duration::from_secs_f64(file.mobility.update_interval_s),
+        mobility_update,
         tcp: file.tcp.clone(),
         onoff: file.onoff.clone(),
         aodv: file.routing.aodv.clone(),
@@ -786,6 +365,7 @@ pub fn resolve(mut file: ScenarioFile) -> Result<Scenario> {
         nred: file.nred.clone().unwrap_or_default(),
         throttle: file.throttle.clone(),
         neighborhood_node,
+        estimate,
         file,
     };
     crate::net::throttle::check(&sc)?;

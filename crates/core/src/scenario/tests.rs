@@ -65,7 +65,11 @@ fn wrong_type() {
 
 #[test]
 fn duration_must_be_positive() {
-    assert_err(&BASE.replace("10.0", "-1.0"), "duration_s", &["-1", "positive"]);
+    assert_err(
+        &BASE.replace("10.0", "-1.0"),
+        "duration_s",
+        &["-1", "negative", "1e-6 to 1e7 s"],
+    );
     assert_err(&BASE.replace("10.0", "0.0"), "duration_s", &["positive"]);
 }
 
@@ -212,6 +216,206 @@ fn large_random_fields_are_stored_in_spatial_order_with_ids_kept() {
     // Consecutive internal indices are mostly near each other.
     let near = sc.positions.windows(2).filter(|w| w[0].distance(&w[1]) < 500.0).count();
     assert!(near > 450, "{near}");
+}
+
+// ---- hostile inputs (issue: nothing a user types can crash or hang a run) --
+
+fn refused_fast(text: &str, key: &str, words: &[&str]) {
+    let started = std::time::Instant::now();
+    assert_err(text, key, words);
+    let took = started.elapsed().as_secs_f64();
+    assert!(took < 10.0, "refusing took {took} s");
+}
+
+#[test]
+fn durations_beyond_the_bound_are_refused_before_anything_is_allocated() {
+    // `duration_s = 1e9` passed `check` and then allocated 8 GB; 1e13 asked
+    // for 147 GB; from 1.85e10 s on no time can even be represented.
+    for d in ["1e9", "1e13", "1.85e10", "1e300", "inf", "nan"] {
+        refused_fast(&BASE.replace("10.0", d), "duration_s", &["allowed: 1e-6 to 1e7 s"]);
+    }
+    assert_err(
+        &BASE.replace("10.0", "1e13"),
+        "duration_s",
+        &["1e13", "above the longest allowed"],
+    );
+    let quiet = format!("{BASE}\n[trace]\nnode_series = false\n");
+    let sc = load(&quiet, Format::Toml, None, Some(1e7)).unwrap();
+    assert_eq!(sc.duration, SimTime(10_000_000 * 1_000_000_000));
+}
+
+#[test]
+fn periods_that_round_to_zero_are_refused() {
+    // Each of these looped forever at one instant of simulated time.
+    for (table, key) in [
+        ("nred", "t_interval_s"),
+        ("nred", "t_ncn_s"),
+        ("mobility", "update_interval_s"),
+    ] {
+        for v in ["1e-10", "1e-12"] {
+            refused_fast(
+                &format!("{BASE}\n[{table}]\n{key} = {v}\n"),
+                &format!("{table}.{key}"),
+                &[v, "rounds to 0 ns", "allowed: 1e-6 to 1e7 s"],
+            );
+        }
+    }
+    // Also with a huge T_interval beside it.
+    refused_fast(
+        &format!("{BASE}\n[nred]\nt_ncn_s = 1e-12\nt_interval_s = 1e300\n"),
+        "nred.t_interval_s",
+        &["1e300", "above the longest allowed"],
+    );
+    for v in ["1e-7", "1e-9"] {
+        refused_fast(
+            &format!("{BASE}\n[routing.aodv]\nhello_enabled = true\nhello_interval_ms = {v}\n"),
+            "routing.aodv.hello_interval_ms",
+            &[v, "rounds to 0 ns"],
+        );
+    }
+    refused_fast(
+        &format!("{BASE}\n[tcp]\ninitial_rto_s = 1e-10\nmax_rto_s = 1e-10\nmin_rto_s = 0.0\n"),
+        "tcp.initial_rto_s",
+        &["1e-10", "rounds to 0 ns"],
+    );
+    // A CBR gap must be at least 1 µs: 1000 B at 1e12 kbit/s is 8 ps.
+    refused_fast(
+        &flow("").replace("rate_kbps = 100.0", "rate_kbps = 1e12"),
+        "flow[0].rate_kbps",
+        &["1e12", "1 µs", "8e6 kbit/s"],
+    );
+    assert!(load(
+        &flow("").replace("rate_kbps = 100.0", "rate_kbps = 8e6"),
+        Format::Toml,
+        None,
+        None
+    )
+    .is_ok());
+}
+
+#[test]
+fn check_refuses_runs_larger_than_the_memory_budget_without_building_them() {
+    // Random waypoint at 1e9 m/s in a 1 m field: a leg per nanosecond.
+    let rw = "duration_s = 10.0\n[topology]\nkind = \"random\"\nnodes = 2\nwidth_m = 1.0\nheight_m = 1.0\n\
+              [mobility.random_waypoint]\nspeed_max_mps = 1e9\n";
+    refused_fast(rw, "mobility", &["trajectory points", "memory limit of 2.0 GiB"]);
+    // 20,000 nodes in 1 m²: 4e8 pairs within carrier-sense range.
+    let heap = "duration_s = 1.0\n[topology]\nkind = \"random\"\nnodes = 20000\nwidth_m = 1.0\nheight_m = 1.0\n";
+    refused_fast(heap, "topology", &["pairs of nodes", "--max-memory"]);
+    // A long run with every per-node series of a 100-node grid.
+    let long = "duration_s = 1e7\n[topology]\nkind = \"grid\"\nrows = 10\ncols = 10\nspacing_m = 200.0\n";
+    refused_fast(long, "duration_s", &["per-second series"]);
+    // A larger budget lets the same file through.
+    let opts = Options {
+        max_memory_bytes: 1 << 42,
+        ..Options::default()
+    };
+    assert!(load_with(heap.replace("20000", "3000").as_str(), Format::Toml, &opts).is_ok());
+}
+
+#[test]
+fn mac_integers_are_bounded_without_overflow() {
+    // `cw_min + 1` overflowed in debug builds.
+    assert_err(
+        &format!("{BASE}\n[mac]\ncw_min = 4294967295\n"),
+        "mac.cw_min",
+        &["4294967295", "2^k - 1"],
+    );
+    assert_err(
+        &format!("{BASE}\n[mac]\ncw_max = 4294967295\n"),
+        "mac.cw_max",
+        &["4294967295"],
+    );
+    assert_err(
+        &format!("{BASE}\n[mac]\nslot_us = 4294967295\n"),
+        "mac.slot_us",
+        &["1 to 1000000"],
+    );
+}
+
+#[test]
+fn aodv_table_is_checked_under_static_routing_too() {
+    assert_err(
+        &format!("{BASE}\n[routing.aodv]\nttl_start = 0\n"),
+        "routing.aodv.ttl_start",
+        &["0", "1..=35"],
+    );
+}
+
+#[test]
+fn nan_gets_the_key_the_value_and_the_range() {
+    assert_err(
+        &format!("{BASE}\n[nred]\nt_ncn_s = nan\n"),
+        "nred.t_ncn_s",
+        &["NaN", "allowed: 1e-6 to 1e7 s"],
+    );
+    assert_err(
+        &format!("{BASE}\n[radio]\ntx_range_m = nan\n"),
+        "radio.tx_range_m",
+        &["NaN", "positive"],
+    );
+    assert_err(
+        &flow("start_s = nan"),
+        "flow[0].start_s",
+        &["NaN", "0 or 1e-6 to 1e7 s"],
+    );
+}
+
+#[test]
+fn explicit_topologies_are_checked_in_linear_time_and_bounded() {
+    // 200,000 nodes with the duplicate last: a quadratic scan took minutes.
+    let mut file: ScenarioFile = parse_file(BASE, Format::Toml).unwrap();
+    file.topology = file::TopologyFile {
+        kind: TopologyKind::Explicit,
+        ..Default::default()
+    };
+    file.nodes = (0..200_000)
+        .map(|i| file::NodeFile {
+            id: i,
+            x_m: i as f64,
+            y_m: 0.0,
+        })
+        .collect();
+    file.nodes.last_mut().unwrap().id = 7;
+    let started = std::time::Instant::now();
+    let e = topology::build(&file).unwrap_err();
+    assert_eq!(e.key, "node[199999].id", "{e}");
+    assert!(started.elapsed().as_secs_f64() < 5.0);
+    // The node limit of generated topologies holds for explicit ones.
+    file.nodes = (0..topology::MAX_NODES as i64 + 1)
+        .map(|i| file::NodeFile {
+            id: i,
+            x_m: 0.0,
+            y_m: 0.0,
+        })
+        .collect();
+    let e = topology::build(&file).unwrap_err();
+    assert!(e.message.contains("2 to 1000000 [[node]] tables"), "{e}");
+}
+
+#[test]
+fn ns2_movements_are_read_through_the_loader() {
+    let text = format!("{BASE}\n[mobility]\nns2_file = \"moves.ns2\"\n");
+    // Without a reader the path cannot be resolved.
+    assert_err(&text, "mobility.ns2_file", &["moves.ns2", "not read"]);
+    let read = |path: &str| -> std::result::Result<String, String> {
+        assert_eq!(path, "moves.ns2");
+        Ok("$node_(1) set X_ 200.0\n$ns_ at 1.0 \"$node_(1) setdest 200.0 100.0 10.0\"\n".into())
+    };
+    let opts = Options {
+        read_file: Some(&read),
+        ..Options::default()
+    };
+    let sc = load_with(&text, Format::Toml, &opts).unwrap();
+    let t = sc.trajectories[1].as_ref().unwrap();
+    assert_eq!(t.position_at(SimTime::from_secs_f64(6.0)).y, 50.0);
+    let fail = |_: &str| -> std::result::Result<String, String> { Err("cannot read moves.ns2: no such file".into()) };
+    let opts = Options {
+        read_file: Some(&fail),
+        ..Options::default()
+    };
+    let e = load_with(&text, Format::Toml, &opts).unwrap_err();
+    assert_eq!(e.key, "mobility.ns2_file");
 }
 
 #[test]

@@ -3,17 +3,21 @@
 //! id = row × cols + col at (col × spacing, row × spacing); a random field
 //! in draw order, positions drawn uniformly from the seed's topology stream.
 
-use super::file::ScenarioFile;
-use super::ScenarioError;
+use super::file::{ScenarioFile, TopologyKind};
+use super::{Named, ScenarioError};
 use crate::engine::{stream, Purpose};
 use crate::phy::channel::Position;
+use crate::time::Num;
 use rand::Rng;
 
 type Built = (Vec<i64>, Vec<Position>);
 
-pub const KINDS: &str = "\"chain\", \"grid\", \"random\", \"explicit\"";
-/// A bound that keeps a typo from allocating the machine away.
+/// A bound that keeps a typo from allocating the machine away; explicit
+/// topologies have the same.
 pub const MAX_NODES: u64 = 1_000_000;
+/// Largest length or coordinate, metres: sums and squares of positions stay
+/// finite, and no real field comes near it.
+pub const MAX_METRES: f64 = 1e9;
 
 pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
     let t = &file.topology;
@@ -25,17 +29,12 @@ pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
         ("width_m", t.width_m.is_some()),
         ("height_m", t.height_m.is_some()),
     ];
-    let takes: &[&str] = match t.kind.as_str() {
-        "chain" => &["nodes", "spacing_m"],
-        "grid" => &["rows", "cols", "spacing_m"],
-        "random" => &["nodes", "width_m", "height_m"],
-        "explicit" => &[],
-        other => {
-            return Err(ScenarioError::new(
-                "topology.kind",
-                format!("\"{other}\" is not a topology kind; allowed: {KINDS}"),
-            ));
-        }
+    let kind = t.kind.name();
+    let takes: &[&str] = match t.kind {
+        TopologyKind::Chain => &["nodes", "spacing_m"],
+        TopologyKind::Grid => &["rows", "cols", "spacing_m"],
+        TopologyKind::Random => &["nodes", "width_m", "height_m"],
+        TopologyKind::Explicit => &[],
     };
     for (key, present) in given {
         if present && !takes.contains(&key) {
@@ -46,7 +45,7 @@ pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
             };
             return Err(ScenarioError::new(
                 format!("topology.{key}"),
-                format!("not used by kind = \"{}\", which takes {allowed}", t.kind),
+                format!("not used by kind = \"{kind}\", which takes {allowed}"),
             ));
         }
     }
@@ -54,17 +53,14 @@ pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
         if !given.iter().any(|(k, p)| k == key && *p) {
             return Err(ScenarioError::new(
                 format!("topology.{key}"),
-                format!("missing: kind = \"{}\" needs {}", t.kind, takes.join(", ")),
+                format!("missing: kind = \"{kind}\" needs {}", takes.join(", ")),
             ));
         }
     }
-    if t.kind != "explicit" && !file.nodes.is_empty() {
+    if t.kind != TopologyKind::Explicit && !file.nodes.is_empty() {
         return Err(ScenarioError::new(
             "node",
-            format!(
-                "[[node]] tables go with topology.kind = \"explicit\", not \"{}\"",
-                t.kind
-            ),
+            format!("[[node]] tables go with topology.kind = \"explicit\", not \"{kind}\""),
         ));
     }
     let count = |key: &str, v: u64, min: u64| -> Result<usize, ScenarioError> {
@@ -78,17 +74,21 @@ pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
         }
     };
     let length = |key: &str, v: f64| -> Result<f64, ScenarioError> {
-        if v.is_finite() && v > 0.0 {
+        if v.is_finite() && v > 0.0 && v <= MAX_METRES {
             Ok(v)
         } else {
             Err(ScenarioError::new(
                 format!("topology.{key}"),
-                format!("{v} must be a positive number of metres"),
+                format!(
+                    "{} must be a number of metres above 0 and at most {}",
+                    Num(v),
+                    Num(MAX_METRES)
+                ),
             ))
         }
     };
-    match t.kind.as_str() {
-        "chain" => {
+    match t.kind {
+        TopologyKind::Chain => {
             let n = count("nodes", t.nodes.unwrap_or(0) as u64, 2)?;
             let s = length("spacing_m", t.spacing_m.unwrap_or(0.0))?;
             Ok(numbered((0..n).map(|i| Position {
@@ -96,7 +96,7 @@ pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
                 y: 0.0,
             })))
         }
-        "grid" => {
+        TopologyKind::Grid => {
             let rows = count("rows", t.rows.unwrap_or(0) as u64, 1)?;
             let cols = count("cols", t.cols.unwrap_or(0) as u64, 1)?;
             count("rows", (rows * cols) as u64, 2)
@@ -109,7 +109,7 @@ pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
                 })
             })))
         }
-        "random" => {
+        TopologyKind::Random => {
             let n = count("nodes", t.nodes.unwrap_or(0) as u64, 2)?;
             let w = length("width_m", t.width_m.unwrap_or(0.0))?;
             let h = length("height_m", t.height_m.unwrap_or(0.0))?;
@@ -120,30 +120,35 @@ pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
             }));
             Ok((ids, pos))
         }
-        _ => {
-            if file.nodes.len() < 2 {
+        TopologyKind::Explicit => {
+            if file.nodes.len() < 2 || file.nodes.len() as u64 > MAX_NODES {
                 return Err(ScenarioError::new(
                     "node",
                     format!(
-                        "kind = \"explicit\" needs at least 2 [[node]] tables, found {}",
+                        "kind = \"explicit\" needs 2 to {MAX_NODES} [[node]] tables, found {}",
                         file.nodes.len()
                     ),
                 ));
             }
             let mut ids = Vec::with_capacity(file.nodes.len());
             let mut pos = Vec::with_capacity(file.nodes.len());
+            let mut seen = std::collections::HashSet::with_capacity(file.nodes.len());
             for (i, nd) in file.nodes.iter().enumerate() {
-                if ids.contains(&nd.id) {
+                if !seen.insert(nd.id) {
                     return Err(ScenarioError::new(
                         format!("node[{i}].id"),
                         format!("{} is used by an earlier [[node]]; ids must be unique", nd.id),
                     ));
                 }
                 for (k, v) in [("x_m", nd.x_m), ("y_m", nd.y_m)] {
-                    if !v.is_finite() {
+                    if !(v.is_finite() && v.abs() <= MAX_METRES) {
                         return Err(ScenarioError::new(
                             format!("node[{i}].{k}"),
-                            format!("{v} must be a finite number of metres"),
+                            format!(
+                                "{} must be a number of metres from -{1} to {1}",
+                                Num(v),
+                                Num(MAX_METRES)
+                            ),
                         ));
                     }
                 }

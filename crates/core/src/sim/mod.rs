@@ -27,6 +27,17 @@ use crate::time::{Duration, SimTime};
 use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 pub use events::Event;
 
+/// How far a bounded run step got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advance {
+    /// The event budget ran out before the requested time.
+    Paused,
+    /// Every event before the requested time ran; the run goes on.
+    Reached,
+    /// The run reached its end.
+    Done,
+}
+
 /// Width of every time-series bin (CONTRACT.md §3: 1 s bins).
 pub const BIN: Duration = Duration::from_millis(1000);
 
@@ -185,7 +196,8 @@ impl Simulator {
                     tcp,
                     onoff,
                     window_bytes: 0,
-                    bins: vec![0; n_bins],
+                    // Grows as the run goes: never sized from the duration up front.
+                    bins: Vec::new(),
                     sent: 0,
                     delivered: 0,
                     delay_sum: Duration::ZERO,
@@ -212,9 +224,9 @@ impl Simulator {
             .map(|f| matches!(f.transport, Transport::Tcp(_)).then(TcpTrace::default))
             .collect();
         if sc.node_series {
-            traces.queue_len_pkts = vec![Vec::with_capacity(n_bins); n];
-            traces.radio_busy_frac = vec![Vec::with_capacity(n_bins); n];
-            traces.nav_busy_frac = vec![Vec::with_capacity(n_bins); n];
+            traces.queue_len_pkts = vec![Vec::new(); n];
+            traces.radio_busy_frac = vec![Vec::new(); n];
+            traces.nav_busy_frac = vec![Vec::new(); n];
         }
         let mut sim = Simulator {
             q,
@@ -280,19 +292,32 @@ impl Simulator {
     /// Runs every event strictly before `min(until, end of run)`.
     /// Returns true once the run has reached its end.
     pub fn run_until(&mut self, until: SimTime) -> bool {
+        self.run_for(until, u64::MAX) == Advance::Done
+    }
+
+    /// As `run_until`, but returns after at most `max_events` events, so that
+    /// the caller can look for an interruption (Ctrl-C) even while simulated
+    /// time stands still.
+    pub fn run_for(&mut self, until: SimTime, max_events: u64) -> Advance {
         let stop = until.min(self.sc.duration);
+        let mut left = max_events;
         while let Some(t) = self.q.peek_time() {
             if t >= stop {
                 break;
             }
+            if left == 0 {
+                return Advance::Paused;
+            }
+            left -= 1;
             let (now, ev) = self.q.pop().expect("peeked");
             self.dispatch(now, ev);
         }
-        let done = stop >= self.sc.duration;
-        if done {
+        if stop >= self.sc.duration {
             self.finish();
+            Advance::Done
+        } else {
+            Advance::Reached
         }
-        done
     }
 
     pub fn run(&mut self) {
@@ -694,7 +719,10 @@ impl Simulator {
             fs.window_bytes += delivered;
         }
         let bin = (now.as_nanos() / BIN.as_nanos()) as usize;
-        if bin < fs.bins.len() {
+        if bin < self.n_bins {
+            if bin >= fs.bins.len() {
+                fs.bins.resize(bin + 1, 0);
+            }
             fs.bins[bin] += delivered;
         }
     }
@@ -1025,6 +1053,9 @@ impl Simulator {
             if self.bin_start < self.sc.duration {
                 self.sample(self.sc.duration);
             }
+            for fs in &mut self.flows {
+                fs.bins.resize(self.n_bins, 0);
+            }
         }
     }
 
@@ -1074,7 +1105,9 @@ impl Simulator {
             });
         }
         let l = &self.packets.ledger;
-        let routing = self.routing.summary(self.sc.file.routing.protocol.clone());
+        let routing = self
+            .routing
+            .summary(crate::scenario::Named::name(self.sc.routing).to_string());
         let mut schemes = SchemeSections::default();
         let view = View {
             nodes: &self.nodes,

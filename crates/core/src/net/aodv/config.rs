@@ -2,7 +2,7 @@
 //! ones (NET_TRAVERSAL_TIME, PATH_DISCOVERY_TIME, MY_ROUTE_TIMEOUT,
 //! DELETE_PERIOD) follow the RFC's formulas unless given explicitly.
 
-use crate::time::Duration;
+use crate::time::{Duration, Span, Unit};
 use serde::{Deserialize, Serialize};
 
 /// The `[routing.aodv]` table of a scenario. Times carry their unit in the key.
@@ -104,7 +104,7 @@ impl Default for AodvConfig {
 
 /// Longest time any parameter may take (about 11.6 days), so that sums of
 /// times never approach `u64` nanoseconds.
-const MAX_MS: f64 = 1e9;
+const MAX_MS: u64 = 1_000_000_000;
 const DELETE_PERIOD_K: u64 = 5;
 
 fn key(k: &str) -> String {
@@ -118,16 +118,14 @@ fn check_int(k: &str, v: u32, lo: u32, hi: u32) -> Result<(), String> {
     Ok(())
 }
 
-fn check_time(k: &str, v: f64, zero_ok: bool, max: f64, unit: &str) -> Result<(), String> {
-    let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
-    if !v.is_finite() || !low_ok || v > max {
-        let lo = if zero_ok { "0 <=" } else { "0 <" };
-        return Err(format!(
-            "{} = {v} is out of range: allowed {lo} value <= {max} ({unit})",
-            key(k)
-        ));
-    }
-    Ok(())
+/// Every time goes through the one time validator: positive times are at
+/// least 1 µs (HELLO_INTERVAL is a period; 0 ns would stop the clock), and
+/// none exceeds `max_ms`.
+fn check_time(k: &str, v: f64, zero_ok: bool, max_ms: u64, unit: Unit) -> Result<(), String> {
+    let span = if zero_ok { Span::NON_NEGATIVE } else { Span::POSITIVE };
+    span.at_most(Duration::from_millis(max_ms))
+        .check(&key(k), v, unit)
+        .map(|_| ())
 }
 
 fn ms(v: f64) -> Duration {
@@ -137,17 +135,24 @@ fn ms(v: f64) -> Duration {
 impl AodvConfig {
     /// Checks every key; the message names the key, its value and what is allowed.
     pub fn validate(&self) -> Result<(), String> {
+        let ms = Unit::Millis;
         check_time(
             "active_route_timeout_ms",
             self.active_route_timeout_ms,
             false,
             MAX_MS,
-            "ms",
+            ms,
         )?;
         check_int("allowed_hello_loss", self.allowed_hello_loss, 1, 1000)?;
-        check_time("hello_interval_ms", self.hello_interval_ms, false, MAX_MS, "ms")?;
+        check_time("hello_interval_ms", self.hello_interval_ms, false, MAX_MS, ms)?;
         check_int("net_diameter", self.net_diameter, 1, 255)?;
-        check_time("node_traversal_time_ms", self.node_traversal_time_ms, false, 1e6, "ms")?;
+        check_time(
+            "node_traversal_time_ms",
+            self.node_traversal_time_ms,
+            false,
+            1_000_000,
+            ms,
+        )?;
         for (k, v) in [
             ("net_traversal_time_ms", self.net_traversal_time_ms),
             ("path_discovery_time_ms", self.path_discovery_time_ms),
@@ -155,7 +160,7 @@ impl AodvConfig {
             ("delete_period_ms", self.delete_period_ms),
         ] {
             if let Some(v) = v {
-                check_time(k, v, false, MAX_MS, "ms")?;
+                check_time(k, v, false, MAX_MS, ms)?;
             }
         }
         check_int("rreq_retries", self.rreq_retries, 0, 30)?;
@@ -169,9 +174,15 @@ impl AodvConfig {
         if let Some(v) = self.max_repair_ttl {
             check_int("max_repair_ttl", v, 1, self.net_diameter)?;
         }
-        check_time("broadcast_jitter_ms", self.broadcast_jitter_ms, true, 1e6, "ms")?;
+        check_time("broadcast_jitter_ms", self.broadcast_jitter_ms, true, 1_000_000, ms)?;
         check_int("buffer_capacity_pkts", self.buffer_capacity_pkts, 1, 1_000_000)?;
-        check_time("buffer_timeout_s", self.buffer_timeout_s, false, 1e6, "s")?;
+        check_time(
+            "buffer_timeout_s",
+            self.buffer_timeout_s,
+            false,
+            1_000_000_000,
+            Unit::Seconds,
+        )?;
         Ok(())
     }
 
@@ -342,6 +353,17 @@ mod tests {
             ..AodvConfig::default()
         };
         assert!(c.validate().unwrap_err().contains("delete_period_ms = -1"));
+
+        // A HELLO interval that rounds to 0 ns would stop the clock.
+        let c = AodvConfig {
+            hello_interval_ms: 1e-7,
+            ..AodvConfig::default()
+        };
+        let e = c.validate().unwrap_err();
+        assert!(
+            e.starts_with("routing.aodv.hello_interval_ms = 1e-7: rounds to 0 ns"),
+            "{e}"
+        );
 
         let c = AodvConfig {
             broadcast_jitter_ms: 0.0,

@@ -11,7 +11,7 @@ pub mod ncd;
 pub mod ncn;
 pub mod scheme;
 
-use crate::time::{Duration, SimTime};
+use crate::time::{Duration, Num, SimTime, Span, Unit};
 use dnpd::Dnpd;
 use ncd::{IdleMeter, Ncd, RadioTimes};
 use ncn::{calculate_pb, may_notify, Blocked, NcnInputs, NcnStore};
@@ -58,8 +58,21 @@ pub struct NredConfig {
     /// Which received packets the incoming side of Algorithm 5.2 sees:
     /// "all" (every data packet received from a neighbour, §5.3) or
     /// "forwarding" (only those this node forwards).
-    pub incoming: String,
+    pub incoming: Incoming,
 }
+
+/// `nred.incoming`: which received packets Algorithm 5.2's incoming side sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Incoming {
+    /// Every data packet received from a neighbour (§5.3).
+    All,
+    /// Only the packets this node forwards.
+    Forwarding,
+}
+crate::scenario::names::named!(Incoming, "an incoming-packet filter", [
+    Incoming::All => "all",
+    Incoming::Forwarding => "forwarding",
+]);
 
 impl Default for NredConfig {
     fn default() -> Self {
@@ -76,43 +89,35 @@ impl Default for NredConfig {
             suffer_th: 50.0,
             path_timeout_s: 3.0,
             neighbor_timeout_s: 5.0,
-            incoming: "all".into(),
+            incoming: Incoming::All,
         }
     }
 }
 
 impl NredConfig {
-    /// Checks the values; the message starts with the offending key.
+    /// Checks the values; the message starts with the offending key. Times
+    /// go through the one time validator ([`Span`]): T_interval and T_NCN
+    /// are periods of repeating ticks, so a value rounding to 0 ns would
+    /// stop simulated time.
     pub fn validate(&self) -> Result<(), String> {
-        let pos = |k: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(format!("{k} = {v}: must be a positive number"))
-            }
-        };
         crate::net::red::validate_red_params(self.min_th, self.max_th, self.max_p, self.w_q)?;
-        pos("t_interval_s", self.t_interval_s)?;
-        pos("t_ncn_s", self.t_ncn_s)?;
-        pos("lifetime_s", self.lifetime_s)?;
-        pos("W", self.w_bps)?;
-        pos("C", self.c_bits)?;
-        pos("path_timeout_s", self.path_timeout_s)?;
-        pos("neighbor_timeout_s", self.neighbor_timeout_s)?;
+        let s = Unit::Seconds;
+        Span::POSITIVE.check("t_interval_s", self.t_interval_s, s)?;
+        Span::POSITIVE.check("t_ncn_s", self.t_ncn_s, s)?;
+        // The NCN packet carries the lifetime in 16 bits of ms.
+        Span::POSITIVE
+            .at_most(Duration::from_millis(65_000))
+            .check("lifetime_s", self.lifetime_s, s)
+            .map_err(|e| format!("{e} (the NCN packet carries it in 16 bits of ms)"))?;
+        Span::POSITIVE.check("path_timeout_s", self.path_timeout_s, s)?;
+        Span::POSITIVE.check("neighbor_timeout_s", self.neighbor_timeout_s, s)?;
+        for (k, v) in [("W", self.w_bps), ("C", self.c_bits)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("{k} = {}: must be a positive number", Num(v)));
+            }
+        }
         if !(self.suffer_th.is_finite() && self.suffer_th >= 0.0) {
-            return Err(format!("suffer_th = {}: must be a number >= 0", self.suffer_th));
-        }
-        if self.lifetime_s > 65.0 {
-            return Err(format!(
-                "lifetime_s = {}: the NCN packet carries it in 16 bits of ms (at most 65 s)",
-                self.lifetime_s
-            ));
-        }
-        if self.incoming != "all" && self.incoming != "forwarding" {
-            return Err(format!(
-                "incoming = \"{}\": allowed: \"all\", \"forwarding\"",
-                self.incoming
-            ));
+            return Err(format!("suffer_th = {}: must be a number >= 0", Num(self.suffer_th)));
         }
         Ok(())
     }
@@ -308,7 +313,7 @@ impl Nred {
 
     /// Algorithm 5.2 on the incoming side, for a packet received from a neighbour.
     pub fn incoming_drop(&mut self, now: SimTime, forwarding: bool) -> bool {
-        if !forwarding && self.cfg.incoming == "forwarding" {
+        if !forwarding && self.cfg.incoming == Incoming::Forwarding {
             return false;
         }
         let norm = self.store.current(now);

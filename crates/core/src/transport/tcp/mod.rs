@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::time::{Duration, SimTime};
+use crate::time::{Duration, SimTime, Span, Unit};
 
 /// Bytes of a TCP header without options (RFC 793 §3.1).
 pub const TCP_HEADER_BYTES: u32 = 20;
@@ -92,7 +92,7 @@ impl Default for TcpConfig {
 
 /// Largest time a `[tcp]` key may give, so that doubling and nanosecond
 /// conversion stay far from overflow (one simulated day).
-const MAX_SECONDS: f64 = 86_400.0;
+const MAX_SECONDS: Duration = Duration::from_millis(86_400_000);
 
 fn check_int(key: &str, v: u32, min: u32, max: u32) -> Result<(), String> {
     if v < min || v > max {
@@ -101,13 +101,13 @@ fn check_int(key: &str, v: u32, min: u32, max: u32) -> Result<(), String> {
     Ok(())
 }
 
-fn check_secs(key: &str, v: f64, min_exclusive: f64) -> Result<(), String> {
-    if !v.is_finite() || v <= min_exclusive || v > MAX_SECONDS {
-        return Err(format!(
-            "tcp.{key} = {v}: must be a number of seconds > {min_exclusive} and <= {MAX_SECONDS}"
-        ));
-    }
-    Ok(())
+/// Times go through the one time validator: a positive time (the RTO is a
+/// repeating timer) is at least 1 µs, so it never rounds to 0 ns.
+fn check_secs(key: &str, v: f64, zero_ok: bool) -> Result<(), String> {
+    let span = if zero_ok { Span::NON_NEGATIVE } else { Span::POSITIVE };
+    span.at_most(MAX_SECONDS)
+        .check(&format!("tcp.{key}"), v, Unit::Seconds)
+        .map(|_| ())
 }
 
 impl TcpConfig {
@@ -117,22 +117,11 @@ impl TcpConfig {
         check_int("initial_cwnd_pkts", self.initial_cwnd_pkts, 1, 1 << 20)?;
         check_int("max_window_pkts", self.max_window_pkts, 1, 1 << 20)?;
         check_int("dupack_threshold", self.dupack_threshold, 1, 1000)?;
-        if self.min_rto_s.is_nan() || self.min_rto_s < 0.0 || self.min_rto_s > MAX_SECONDS {
-            return Err(format!(
-                "tcp.min_rto_s = {}: must be a number of seconds >= 0 and <= {MAX_SECONDS}",
-                self.min_rto_s
-            ));
-        }
-        check_secs("initial_rto_s", self.initial_rto_s, 0.0)?;
-        check_secs("max_rto_s", self.max_rto_s, 0.0)?;
-        if self.clock_granularity_s.is_nan() || self.clock_granularity_s < 0.0 || self.clock_granularity_s > MAX_SECONDS
-        {
-            return Err(format!(
-                "tcp.clock_granularity_s = {}: must be a number of seconds >= 0 and <= {MAX_SECONDS}",
-                self.clock_granularity_s
-            ));
-        }
-        check_secs("delayed_ack_timeout_s", self.delayed_ack_timeout_s, 0.0)?;
+        check_secs("min_rto_s", self.min_rto_s, true)?;
+        check_secs("initial_rto_s", self.initial_rto_s, false)?;
+        check_secs("max_rto_s", self.max_rto_s, false)?;
+        check_secs("clock_granularity_s", self.clock_granularity_s, true)?;
+        check_secs("delayed_ack_timeout_s", self.delayed_ack_timeout_s, false)?;
         if self.max_rto_s < self.min_rto_s {
             return Err(format!(
                 "tcp.max_rto_s = {}: must be >= tcp.min_rto_s = {}",
@@ -833,8 +822,16 @@ mod tests {
                 delayed_ack_timeout_s: 0.0,
                 ..d()
             }),
-            "tcp.delayed_ack_timeout_s = 0: must be a number of seconds > 0 and <= 86400"
+            "tcp.delayed_ack_timeout_s = 0: must be positive; allowed: 1e-6 to 86400 s"
         );
+        // The reproducer of a hang: an RTO that rounds to 0 ns.
+        assert!(bad(TcpConfig {
+            initial_rto_s: 1e-10,
+            max_rto_s: 1e-10,
+            min_rto_s: 0.0,
+            ..d()
+        })
+        .starts_with("tcp.initial_rto_s = 1e-10: rounds to 0 ns"));
         assert!(bad(TcpConfig { min_rto_s: -1.0, ..d() }).starts_with("tcp.min_rto_s = -1:"));
         assert!(bad(TcpConfig {
             clock_granularity_s: f64::NAN,
