@@ -482,7 +482,10 @@ impl RadioFile {
         let list = |xs: &[&str]| xs.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ");
         let Some(name) = &self.profile else {
             if self.card.is_some() {
-                return Err(ScenarioError::new("radio.card", "only the profile \"sensitivity\" reads a card"));
+                return Err(ScenarioError::new(
+                    "radio.card",
+                    "only the profile \"sensitivity\" reads a card",
+                ));
             }
             return Ok(None);
         };

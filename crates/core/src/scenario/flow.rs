@@ -71,7 +71,13 @@ impl FlowSpec {
 
 /// An explicit route's node indices: from the flow's source to its
 /// destination, each node once.
-fn explicit_path(path: &[i64], ends: (u32, u32), ids: (i64, i64), key: &str, index: &NodeIndex<'_>) -> Result<Vec<u32>> {
+fn explicit_path(
+    path: &[i64],
+    ends: (u32, u32),
+    ids: (i64, i64),
+    key: &str,
+    index: &NodeIndex<'_>,
+) -> Result<Vec<u32>> {
     let idx: Vec<u32> = path.iter().map(|&id| index.get(key, id)).collect::<Result<_>>()?;
     if idx.len() < 2 || idx[0] != ends.0 || idx[idx.len() - 1] != ends.1 {
         return Err(ScenarioError::new(
