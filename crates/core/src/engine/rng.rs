@@ -18,6 +18,9 @@ pub enum Purpose {
     Scheme = 8,
     /// Reception models that draw (frame success under an error-rate model).
     Reception = 9,
+    /// Fast-forward's coin (Berger et al. §3.2), so that turning it on
+    /// leaves the backoff draws as they are.
+    FastForward = 10,
 }
 
 /// SplitMix64 finaliser: a good bijective mix of 64 bits.

@@ -22,6 +22,7 @@
 //! packet, OPET's answer to a ready-to-receive frame. The second slot never
 //! contends and leaves the first slot's backoff and retry state untouched.
 
+use super::fast_forward::{FastForward, ACK_RTS_BYTES};
 use super::frame::{Extensions, Frame, FrameKind, Msdu, ACK_BYTES, BROADCAST, CTS_BYTES, DATA_OVERHEAD_BYTES};
 use super::nav::Nav;
 use super::quick_exchange::{self as qe, QuickExchange, CTS_QE_BYTES};
@@ -49,6 +50,8 @@ pub struct DcfConfig {
     pub ack_rate: Rate,
     /// Quick-exchange (Berger et al. §3.1), off by default.
     pub quick_exchange: QuickExchange,
+    /// Fast-forward (Berger et al. §3.2), off by default.
+    pub fast_forward: FastForward,
 }
 
 impl Default for DcfConfig {
@@ -65,6 +68,7 @@ impl Default for DcfConfig {
             basic_rate: Rate::MBPS_1,
             ack_rate: Rate::MBPS_1,
             quick_exchange: QuickExchange::default(),
+            fast_forward: FastForward::default(),
         }
     }
 }
@@ -91,6 +95,15 @@ impl DcfConfig {
     }
     pub fn ack_time(&self) -> Duration {
         self.ack_rate.airtime(ACK_BYTES)
+    }
+    /// What a data frame's sender waits for: the ACK, or with fast-forward
+    /// the longer ACK-RTS that may replace it (the spec's G7).
+    fn ack_wait_time(&self) -> Duration {
+        if self.fast_forward.enabled {
+            self.ack_time().max(self.basic_rate.airtime(ACK_RTS_BYTES))
+        } else {
+            self.ack_time()
+        }
     }
     /// Response timeout after the end of a frame that solicits a CTS or
     /// ACK: SIFS + the response's air time + one slot (§9.3.2.6, §9.3.2.8),
@@ -132,6 +145,11 @@ pub enum MacAction {
     /// to the event loop, the first queued packet for `peer` of at most
     /// `max_bytes` with `Dcf::offer_reverse`.
     WantReverse { peer: u32, max_bytes: u32 },
+    /// Fast-forward: a data frame from `from` was delivered (the
+    /// `Deliver` before this action) and an ACK is due. The caller may,
+    /// before control returns to the event loop, name a packet to forward
+    /// with `Dcf::forward`; the ACK then becomes an ACK-RTS.
+    WantForward { from: u32 },
     /// An MSDU of the second slot failed with retries left, or was not
     /// sent: it goes back to the head of the interface queue, with its
     /// retry counts.
@@ -200,6 +218,18 @@ enum Response {
     Data { slot: Slot, tau: Duration },
     /// Quick-exchange's DATA2+ACK1 with the slot's MSDU.
     DataAck(Slot),
+    /// Fast-forward's ACK-RTS: `ack`, whose second receiver address asks
+    /// the slot MSDU's next hop for a CTS.
+    AckRts { ack: Frame, slot: Slot },
+}
+
+/// The packet fast-forward sends on (the answer to `WantForward`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forward {
+    /// The MSDU in hand.
+    Current,
+    /// A packet taken from the queue (it goes into the second slot).
+    Queued { msdu: Msdu, next_hop: u32 },
 }
 
 /// What a data frame of ours solicits.
@@ -219,8 +249,9 @@ enum Exchange {
     /// In no exchange: contending (an MSDU in hand or a post-backoff
     /// pending) or quiet.
     Idle,
-    /// Our RTS is on the air.
-    SendingRts(Slot),
+    /// Our RTS is on the air; `response`: fast-forward's ACK-RTS, SIFS
+    /// after the data frame it acknowledges.
+    SendingRts { slot: Slot, response: bool },
     /// Our DATA is on the air; `response`: it was sent SIFS after a CTS
     /// (or an invitation); `then`: what it solicits.
     SendingData { slot: Slot, response: bool, then: Solicits },
@@ -234,6 +265,11 @@ enum Exchange {
     Sifs { response: Response, under: Option<Wait> },
     /// Our CTS or ACK is on the air.
     Responding { under: Option<Wait> },
+}
+
+/// A response is due with no wait of our own beneath it.
+fn under_none(e: Exchange) -> bool {
+    matches!(e, Exchange::Sifs { under: None, .. })
 }
 
 /// The inputs of the exchange state machine.
@@ -281,6 +317,8 @@ pub struct DcfStats {
     pub qe_honored: u64,
     pub qe_completed: u64,
     pub qe_failed: u64,
+    /// Fast-forward: ACK-RTSs sent.
+    pub ff_attempted: u64,
 }
 
 pub struct Dcf {
@@ -372,7 +410,10 @@ impl Dcf {
     pub fn transmitting_response(&self) -> bool {
         matches!(
             self.exchange,
-            Exchange::Responding { .. } | Exchange::SendingData { response: true, .. } | Exchange::SendingCtsTau { .. }
+            Exchange::Responding { .. }
+                | Exchange::SendingData { response: true, .. }
+                | Exchange::SendingRts { response: true, .. }
+                | Exchange::SendingCtsTau { .. }
         )
     }
 
@@ -548,13 +589,28 @@ impl Dcf {
     pub fn handle_rx(&mut self, now: SimTime, f: &Frame, out: &mut Vec<MacAction>) {
         // §9.3.7: a correctly received frame ends EIFS.
         self.use_eifs = false;
-        if f.rx != self.me && f.rx != BROADCAST {
+        if f.ext.rx2 == Some(self.me) {
+            // Berger et al. §3.2: the RTS part of an ACK-RTS is for us; it is
+            // answered as an RTS, and sets no NAV here.
+            let rts = Frame {
+                kind: FrameKind::Rts,
+                rx: self.me,
+                ext: Extensions::default(),
+                ..*f
+            };
+            self.step(now, Event::Rx(&rts), out);
+        } else if f.rx != self.me && f.rx != BROADCAST {
             // §9.3.2.4: every frame for another station updates the NAV.
             self.nav.update(now, now + f.duration);
             if f.kind == FrameKind::Data {
                 out.push(MacAction::Overheard(*f));
             }
         } else {
+            if f.ext.rx2.is_some() {
+                // Berger et al. §3.2: the ACK-RTS's receiver of the ACK also
+                // sets its NAV, so that it stays quiet while the packet moves on.
+                self.nav.update(now, now + f.duration);
+            }
             self.step(now, Event::Rx(f), out);
         }
         self.reschedule_access(now, out);
@@ -659,6 +715,25 @@ impl Dcf {
                 };
                 out.push(MacAction::Transmit(data));
             }
+            // Berger et al. §3.2: the ACK goes as an ACK-RTS, which also asks
+            // the forwarded packet's next hop for a CTS; its Duration is an
+            // RTS's for that packet (3·SIFS + CTS + DATA + ACK).
+            (
+                Sifs {
+                    response: Response::AckRts { mut ack, slot },
+                    ..
+                },
+                Event::SifsElapsed,
+            ) => {
+                let data = self.data_frame(slot);
+                ack.ext.rx2 = Some(data.rx);
+                ack.bytes = ACK_RTS_BYTES;
+                ack.rate = self.cfg.basic_rate;
+                ack.duration = self.cfg.sifs.mul(3) + self.cfg.cts_time() + data.airtime() + self.cfg.ack_time();
+                self.stats.ff_attempted += 1;
+                self.exchange = SendingRts { slot, response: true };
+                out.push(MacAction::Transmit(ack));
+            }
             // Berger et al. §3.1: DATA2 with the piggybacked ACK1, one frame
             // (the Data+CF-Ack subtype); its Duration covers SIFS + ACK2.
             (
@@ -681,7 +756,7 @@ impl Dcf {
             }
             // §9.3.2.6: after an RTS the station awaits the CTS for
             // CTSTimeout = SIFS + CTS + slot.
-            (SendingRts(slot), Event::TxEnd) => {
+            (SendingRts { slot, .. }, Event::TxEnd) => {
                 self.exchange = Waiting(Wait::Cts(slot));
                 let to = self.cfg.response_timeout(self.cfg.cts_time());
                 self.set_timer(MacTimer::Timeout, now + to, out);
@@ -726,7 +801,7 @@ impl Dcf {
             // ACKTimeout = SIFS + ACK + slot.
             (SendingData { slot, .. }, Event::TxEnd) => {
                 self.exchange = Waiting(Wait::Ack(slot));
-                let to = self.cfg.response_timeout(self.cfg.ack_time());
+                let to = self.cfg.response_timeout(self.cfg.ack_wait_time());
                 self.set_timer(MacTimer::Timeout, now + to, out);
             }
             // Berger et al. §3.1: after CTS(τ) the RTS receiver awaits DATA1
@@ -859,7 +934,13 @@ impl Dcf {
                     let ack = self.control(FrameKind::Ack, f.tx, Duration::ZERO);
                     self.respond(now, Response::Control(ack), under, out);
                 }
-                self.receive_data(f, out);
+                let delivered = self.receive_data(f, out);
+                // Berger et al. §3.2: a relay may fast-forward a packet it
+                // just took in (not a duplicate), outside exchanges of its own.
+                let free = under_none(self.exchange) && self.side.is_none();
+                if self.cfg.fast_forward.enabled && f.rx == self.me && delivered && free {
+                    out.push(MacAction::WantForward { from: f.tx });
+                }
             }
             // §9.3.6: a broadcast data frame is never acknowledged, so it
             // is taken whatever the exchange (while we are not sending).
@@ -941,7 +1022,10 @@ impl Dcf {
             let data = self.data_frame(Slot::Current);
             // RTS reserves CTS + DATA + ACK and three SIFS (§9.2.5.2).
             let dur = self.cfg.sifs.mul(3) + self.cfg.cts_time() + data.airtime() + self.cfg.ack_time();
-            self.exchange = Exchange::SendingRts(Slot::Current);
+            self.exchange = Exchange::SendingRts {
+                slot: Slot::Current,
+                response: false,
+            };
             let mut rts = self.control(FrameKind::Rts, c.next_hop, dur);
             rts.retry = c.retries.short > 0;
             rts
@@ -960,12 +1044,45 @@ impl Dcf {
         out.push(MacAction::Transmit(frame));
     }
 
-    fn receive_data(&mut self, f: &Frame, out: &mut Vec<MacAction>) {
+    /// Delivers a data frame unless it is a duplicate; true if delivered.
+    fn receive_data(&mut self, f: &Frame, out: &mut Vec<MacAction>) -> bool {
         if self.is_duplicate(f) {
             self.stats.duplicates += 1;
+            false
         } else if let Some(msdu) = f.msdu {
             out.push(MacAction::Deliver { msdu, from: f.tx });
+            true
+        } else {
+            false
         }
+    }
+
+    /// Fast-forward: the packet to send on with the ACK due (the answer to
+    /// `MacAction::WantForward`); the ACK becomes an ACK-RTS.
+    pub fn forward(&mut self, with: Forward) {
+        let Exchange::Sifs {
+            response: Response::Control(ack),
+            under: None,
+        } = self.exchange
+        else {
+            debug_assert!(false, "forward without an ACK due");
+            return;
+        };
+        let slot = match with {
+            Forward::Current => Slot::Current,
+            Forward::Queued { msdu, next_hop } => {
+                debug_assert!(self.side.is_none() && next_hop != BROADCAST);
+                self.side = Some(self.hold(msdu, next_hop, Retries::default()));
+                Slot::Side
+            }
+        };
+        if self.slot(slot).is_none_or(|h| h.next_hop == BROADCAST) {
+            return;
+        }
+        self.exchange = Exchange::Sifs {
+            response: Response::AckRts { ack, slot },
+            under: None,
+        };
     }
 
     /// The MSDU of `slot` was acknowledged (or sent, if broadcast).
@@ -996,6 +1113,8 @@ impl Dcf {
     }
 
     /// A CTS (`waited_cts`) or ACK did not come for the MSDU of `slot`.
+    /// (A fast-forward that got no CTS lands here too: "normal DCF defined
+    /// behavior is resumed", an RTS failure of the forwarded packet.)
     fn failed(&mut self, now: SimTime, slot: Slot, waited_cts: bool, out: &mut Vec<MacAction>) {
         let cfg = &self.cfg;
         let (short_limit, long_limit) = (cfg.short_retry_limit, cfg.long_retry_limit);
@@ -1118,5 +1237,7 @@ impl Dcf {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_fast_forward;
 #[cfg(test)]
 mod tests_quick_exchange;

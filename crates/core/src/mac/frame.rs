@@ -177,6 +177,11 @@ impl Frame {
                 let tau = self.ext.tau.as_nanos().div_ceil(1000).min(32767) as u16;
                 out.extend_from_slice(&tau.to_le_bytes());
             }
+            FrameKind::Ack if self.ext.rx2.is_some() => {
+                // Fast-forward's ACK-RTS: the RTS's receiver, then the TA.
+                out.extend_from_slice(&mac_address(self.ext.rx2.unwrap_or(BROADCAST)));
+                out.extend_from_slice(&mac_address(self.tx));
+            }
             FrameKind::Cts | FrameKind::Ack => {}
             FrameKind::Data => {
                 out.extend_from_slice(&mac_address(self.tx));

@@ -1,6 +1,7 @@
 //! The IEEE 802.11 MAC: the distributed coordination function and its frames.
 
 pub mod dcf;
+pub mod fast_forward;
 pub mod frame;
 pub mod nav;
 pub mod quick_exchange;

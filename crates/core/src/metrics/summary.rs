@@ -31,6 +31,16 @@ pub struct MacSummary {
     /// Quick-exchange's counters, with `[mac.quick_exchange]` enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qe: Option<QuickExchangeSummary>,
+    /// Fast-forward's counters, with `[mac.fast_forward]` enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ff: Option<FastForwardSummary>,
+}
+
+/// Fast-forward (Berger et al. §3.2).
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct FastForwardSummary {
+    /// ACK-RTS frames sent.
+    pub attempted: u64,
 }
 
 /// Quick-exchange (Berger et al. §3.1), counted at the RTS receivers.

@@ -159,6 +159,9 @@ pub struct MacFile {
     /// `[mac.quick_exchange]` (docs/selfcontention.md).
     #[serde(skip_serializing_if = "crate::mac::quick_exchange::QuickExchange::is_default")]
     pub quick_exchange: crate::mac::quick_exchange::QuickExchange,
+    /// `[mac.fast_forward]` (docs/selfcontention.md).
+    #[serde(skip_serializing_if = "crate::mac::fast_forward::FastForward::is_default")]
+    pub fast_forward: crate::mac::fast_forward::FastForward,
 }
 
 impl Default for MacFile {
@@ -176,6 +179,7 @@ impl Default for MacFile {
             ack_rate_mbps: None,
             eifs_after_sensed: true,
             quick_exchange: Default::default(),
+            fast_forward: Default::default(),
         }
     }
 }
@@ -548,6 +552,9 @@ impl MacFile {
         self.quick_exchange
             .validate()
             .map_err(|e| ScenarioError::keyed("mac.quick_exchange", &e))?;
+        self.fast_forward
+            .validate()
+            .map_err(|e| ScenarioError::keyed("mac.fast_forward", &e))?;
         let cw_ok = |cw: u32| (1..=MAX_CW).contains(&cw) && (u64::from(cw) + 1).is_power_of_two();
         if !cw_ok(self.cw_min) {
             return Err(ScenarioError::new(
@@ -579,6 +586,7 @@ impl MacFile {
                 None => rates.basic,
             },
             quick_exchange: self.quick_exchange,
+            fast_forward: self.fast_forward,
         })
     }
 }

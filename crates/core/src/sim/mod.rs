@@ -8,7 +8,8 @@ mod events;
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
-use crate::mac::dcf::{Dcf, MacAction, Retries};
+use crate::mac::dcf::{Dcf, Forward, MacAction, Retries};
+use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
 use crate::metrics::jain_index;
 use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpTrace, Traces};
@@ -26,6 +27,7 @@ use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
 use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 pub use events::Event;
+use rand::Rng;
 
 /// How far a bounded run step got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +128,10 @@ pub struct Simulator {
     /// Every frame put on the air, as pcap bytes (when enabled).
     pcap: Option<crate::trace::pcap::PcapWriter>,
     probe: Option<Probe>,
+    /// Fast-forward: per node, the coin's stream (empty when it is off),
+    /// and the node and next hop of the packet just taken in to be forwarded.
+    ff_rngs: Vec<rand_pcg::Pcg64Mcg>,
+    forwarded: Option<(u32, u32)>,
 }
 
 impl Simulator {
@@ -249,6 +255,14 @@ impl Simulator {
             movers,
             pcap: None,
             probe: None,
+            ff_rngs: if sc.dcf.fast_forward.enabled {
+                (0..sc.node_ids.len() as u64)
+                    .map(|i| stream(sc.seed, i, Purpose::FastForward))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            forwarded: None,
             sc,
         };
         let mut acts = Vec::new();
@@ -525,6 +539,7 @@ impl Simulator {
             MacAction::Transmit(frame) => self.start_tx(now, node, frame),
             MacAction::SetTimer { timer, at, gen } => self.q.schedule(at, Event::MacTimer { node, timer, gen }),
             MacAction::Deliver { msdu, from } => {
+                self.forwarded = None;
                 let air = air.expect("deliveries come from a decoded frame");
                 let a = &self.air[air as usize];
                 let mut copy = a.packet.expect("data frames carry a packet");
@@ -565,6 +580,7 @@ impl Simulator {
                     n.mac.offer_reverse(msdu, q.next_hop, Retries::default());
                 }
             }
+            MacAction::WantForward { .. } => self.fast_forward(now, node),
             MacAction::Requeue { msdu, next_hop, .. } => {
                 // Back at the head of the queue, without a second admission.
                 // Its retry counts are not kept yet: no queue entry carries them.
@@ -588,6 +604,48 @@ impl Simulator {
                     self.route_tx_failed(now, node, msdu.packet, next_hop, out);
                 }
                 self.feed_mac(now, node, out);
+            }
+        }
+    }
+
+    /// Fast-forward (Berger et al. §3.2): the packet `node` just took in
+    /// goes on at once if routing knew its next hop without discovery, the
+    /// coin (probability `p`) says so, and the policy finds a packet: the
+    /// MSDU in hand first, then the queue (`link`: for the same next hop;
+    /// `any`: the head).
+    fn fast_forward(&mut self, now: SimTime, node: u32) {
+        let Some((_, nh)) = self.forwarded.take().filter(|&(n, _)| n == node) else {
+            return;
+        };
+        let ff = self.sc.dcf.fast_forward;
+        if self.ff_rngs[node as usize].gen::<f64>() >= ff.p {
+            return;
+        }
+        let n = &mut self.nodes[node as usize];
+        let current = n.mac.current_msdu().map(|(_, h)| h);
+        match (current, ff.policy) {
+            (Some(h), FfPolicy::Any) if h != BROADCAST => n.mac.forward(Forward::Current),
+            (Some(h), FfPolicy::Link) if h == nh => n.mac.forward(Forward::Current),
+            (Some(_), FfPolicy::Any) => {}
+            (_, policy) => {
+                let select = match policy {
+                    FfPolicy::Link => Select::NextHop(nh),
+                    FfPolicy::Any => Select::Any,
+                };
+                if let Some(q) = n.queue.dequeue(now, select) {
+                    if q.next_hop == BROADCAST {
+                        n.queue.push_front(now, q);
+                        return;
+                    }
+                    let msdu = Msdu {
+                        packet: q.packet,
+                        bytes: q.bytes,
+                    };
+                    n.mac.forward(Forward::Queued {
+                        msdu,
+                        next_hop: q.next_hop,
+                    });
+                }
             }
         }
     }
@@ -656,6 +714,9 @@ impl Simulator {
         }
         let p = *self.packets.get(id);
         let next_hop = self.with_routing(now, node, out, |r, acts| r.route(now, node, id, &p, acts));
+        if let (Some(nh), Some(_)) = (next_hop, from) {
+            self.forwarded = Some((node, nh));
+        }
         if let Some(nh) = next_hop {
             self.enqueue(now, node, id, nh, out);
         }
@@ -1102,6 +1163,11 @@ impl Simulator {
                 honored: sum(|s| s.qe_honored),
                 completed: sum(|s| s.qe_completed),
                 failed: sum(|s| s.qe_failed),
+            });
+        }
+        if self.sc.dcf.fast_forward.enabled {
+            mac.ff = Some(crate::metrics::summary::FastForwardSummary {
+                attempted: self.nodes.iter().map(|n| n.mac.stats.ff_attempted).sum(),
             });
         }
         let l = &self.packets.ledger;

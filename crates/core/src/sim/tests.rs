@@ -162,9 +162,16 @@ mod properties {
 
     /// A random field with a few flows of random kinds; None if a flow's
     /// destination happens to be unreachable.
-    fn random_scenario(seed: u64, nodes: u32, flows: &[(u32, u32, bool)], rts: bool, qe: bool) -> Option<Scenario> {
+    fn random_scenario(
+        seed: u64,
+        nodes: u32,
+        flows: &[(u32, u32, bool)],
+        rts: bool,
+        qe: bool,
+        ff: bool,
+    ) -> Option<Scenario> {
         let mut text = format!(
-            "duration_s = 4.0\nseed = {seed}\n[mac]\nrts_threshold_bytes = {}\nqueue_capacity_pkts = 10\n[mac.quick_exchange]\nenabled = {qe}\n[topology]\nkind = \"random\"\nnodes = {nodes}\nwidth_m = 450.0\nheight_m = 450.0\n",
+            "duration_s = 4.0\nseed = {seed}\n[mac]\nrts_threshold_bytes = {}\nqueue_capacity_pkts = 10\n[mac.quick_exchange]\nenabled = {qe}\n[mac.fast_forward]\nenabled = {ff}\np = 0.75\n[topology]\nkind = \"random\"\nnodes = {nodes}\nwidth_m = 450.0\nheight_m = 450.0\n",
             if rts { 0 } else { 3000 }
         );
         for &(s, d, tcp) in flows {
@@ -188,9 +195,9 @@ mod properties {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
         #[test]
-        fn invariants_hold(seed in 0u64..1000, nodes in 4u32..14, rts: bool, qe: bool,
+        fn invariants_hold(seed in 0u64..1000, nodes in 4u32..14, rts: bool, qe: bool, ff: bool,
                            flows in proptest::collection::vec((0u32..14, 0u32..14, any::<bool>()), 1..4)) {
-            let Some(sc) = random_scenario(seed, nodes, &flows, rts, qe) else { return Ok(()) };
+            let Some(sc) = random_scenario(seed, nodes, &flows, rts, qe, ff) else { return Ok(()) };
             let mut sim = Simulator::new(sc.clone());
             sim.enable_probe();
             sim.run();
@@ -328,4 +335,46 @@ app = "ftp"
         "qe {qe:?}; throughput on {:.1} off {:.1} kbit/s",
         on.flows[0].throughput_kbps, off.flows[0].throughput_kbps
     );
+}
+
+/// Fast-forward on a 4-hop chain under UDP (Berger et al. §3.2, Table 1's
+/// setting) and under TCP with quick-exchange too: relays send packets on
+/// with ACK-RTS frames and every packet is accounted for.
+#[test]
+fn fast_forward_moves_packets_on_along_a_chain() {
+    let text = |ff: bool, qe: bool, transport: &str| {
+        format!(
+            r#"
+duration_s = 20.0
+[mac.quick_exchange]
+enabled = {qe}
+[mac.fast_forward]
+enabled = {ff}
+[topology]
+kind = "chain"
+nodes = 5
+spacing_m = 200.0
+[[flow]]
+src = 0
+dst = 4
+transport = "{transport}"
+app = "{app}"
+{rate}
+"#,
+            app = if transport == "udp" { "cbr" } else { "ftp" },
+            rate = if transport == "udp" { "rate_kbps = 800.0" } else { "" },
+        )
+    };
+    for (qe, transport) in [(false, "udp"), (true, "tcp-newreno")] {
+        let (on, _) = run(scenario(&text(true, qe, transport)));
+        let (off, _) = run(scenario(&text(false, qe, transport)));
+        assert!(on.ledger.balanced && off.ledger.balanced);
+        assert!(off.mac.ff.is_none());
+        let ff = on.mac.ff.clone().unwrap();
+        assert!(ff.attempted > 100, "{transport}: {ff:?}");
+        eprintln!(
+            "{transport} qe {qe}: ff {ff:?}; throughput on {:.1} off {:.1} kbit/s",
+            on.flows[0].throughput_kbps, off.flows[0].throughput_kbps
+        );
+    }
 }

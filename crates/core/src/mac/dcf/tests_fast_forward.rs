@@ -1,0 +1,207 @@
+//! Fast-forward timing tests (Berger et al. §3.2), literal microseconds.
+//! A sends a 1040-B MSDU to B; B forwards it to C at once with an ACK-RTS.
+//! E hears only B. Quick-exchange is off (CTS 304 µs). The spec's table,
+//! shifted by A's DIFS (50 µs):
+//!
+//! ```text
+//!  A: |DIFS|-RTS 352-|         |---- DATA 4464 ----|
+//!     0   50        402      726                5190
+//!  B:                  |-CTS-|                     |-ACK-RTS 400-|           |---- DATA_f 4464 ----|
+//!                     412  716                   5200          5600        5924                10388
+//!  C:                                                             |-CTS 304-|                       |-ACK 304-|
+//!                                                                5610     5914                   10398     10702
+//!  Duration: ACK-RTS 5102 (A's and E's NAV to 10702; C's NAV untouched); CTS 4788
+//! ```
+
+use super::*;
+use crate::engine::{stream, Purpose};
+
+const A: u32 = 0;
+const B: u32 = 1;
+const C: u32 = 2;
+const E: u32 = 4;
+
+fn us(x: u64) -> SimTime {
+    SimTime(x * 1000)
+}
+
+fn station(me: u32) -> Dcf {
+    let cfg = DcfConfig {
+        fast_forward: FastForward {
+            enabled: true,
+            ..FastForward::default()
+        },
+        ..DcfConfig::default()
+    };
+    Dcf::new(me, cfg, stream(1, me as u64, Purpose::Backoff))
+}
+
+const D: Msdu = Msdu { packet: 1, bytes: 1040 };
+/// B's copy of the packet, queued for C.
+const DF: Msdu = Msdu { packet: 9, bytes: 1040 };
+
+fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
+    out.iter().rev().find_map(|a| match a {
+        MacAction::SetTimer { timer, at, gen } if *timer == t => Some((*at, *gen)),
+        _ => None,
+    })
+}
+
+fn transmitted(out: &[MacAction]) -> Frame {
+    out.iter()
+        .find_map(|a| match a {
+            MacAction::Transmit(f) => Some(*f),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("nothing transmitted in {out:?}"))
+}
+
+fn fire(m: &mut Dcf, out: &[MacAction], t: MacTimer) -> (SimTime, Vec<MacAction>) {
+    let (at, gen) = timer(out, t).unwrap_or_else(|| panic!("{t:?} not armed in {out:?}"));
+    let mut o = Vec::new();
+    m.handle_timer(at, t, gen, &mut o);
+    (at, o)
+}
+
+/// A's DATA ends at 5190 and B answers with the ACK-RTS (5200–5600).
+/// Returns A with its actions at 5190, B with its actions at 5600, and
+/// the ACK-RTS.
+fn up_to_ack_rts() -> (Dcf, Vec<MacAction>, Dcf, Vec<MacAction>, Frame) {
+    let (mut a, mut b) = (station(A), station(B));
+    let mut out = Vec::new();
+    a.handle_msdu(us(0), D, B, &mut out);
+    let (_, o) = fire(&mut a, &out, MacTimer::Access);
+    assert_eq!(transmitted(&o).kind, FrameKind::Rts);
+    a.handle_tx_end(us(402), &mut Vec::new());
+    let cts = Frame::control(FrameKind::Cts, B, A, Duration::from_micros(4788), Rate::MBPS_1);
+    let mut out = Vec::new();
+    a.handle_rx(us(716), &cts, &mut out);
+    let (t, o) = fire(&mut a, &out, MacTimer::Response);
+    assert_eq!(t, us(726));
+    let data = transmitted(&o);
+    let mut ao = Vec::new();
+    a.handle_tx_end(us(5190), &mut ao);
+    // With fast-forward on, A's wait covers an ACK-RTS: SIFS + 400 + slot.
+    assert_eq!(timer(&ao, MacTimer::Timeout).unwrap().0, us(5620));
+
+    let mut bo = Vec::new();
+    b.handle_rx(us(5190), &data, &mut bo);
+    let deliver = bo.iter().position(|x| *x == MacAction::Deliver { msdu: D, from: A });
+    let want = bo.iter().position(|x| *x == MacAction::WantForward { from: A });
+    assert!(
+        deliver.unwrap() < want.unwrap(),
+        "the packet is routed before the question"
+    );
+    b.forward(Forward::Queued { msdu: DF, next_hop: C });
+    let (t, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(t, us(5200));
+    let ack_rts = transmitted(&o);
+    assert!(b.transmitting_response());
+    assert_eq!(
+        (ack_rts.kind, ack_rts.rx, ack_rts.ext.rx2, ack_rts.bytes),
+        (FrameKind::Ack, A, Some(C), 26)
+    );
+    assert_eq!(
+        (ack_rts.airtime(), ack_rts.duration),
+        (Duration::from_micros(400), Duration::from_micros(5102))
+    );
+    let mut bo = Vec::new();
+    b.handle_tx_end(us(5600), &mut bo);
+    // B awaits C's CTS: SIFS + 304 + slot.
+    assert_eq!(timer(&bo, MacTimer::Timeout).unwrap().0, us(5934));
+    (a, ao, b, bo, ack_rts)
+}
+
+#[test]
+fn complete_fast_forward() {
+    let (mut a, _, mut b, _, ack_rts) = up_to_ack_rts();
+    let mut out = Vec::new();
+    a.handle_rx(us(5600), &ack_rts, &mut out);
+    assert!(out.contains(&MacAction::TxDone { msdu: D, next_hop: B }));
+    assert_eq!(a.nav().end(), us(10702), "A keeps quiet while the packet moves on");
+    let mut e = station(E);
+    e.handle_rx(us(5600), &ack_rts, &mut Vec::new());
+    assert_eq!(e.nav().end(), us(10702));
+
+    let mut c = station(C);
+    let mut co = Vec::new();
+    c.handle_rx(us(5600), &ack_rts, &mut co);
+    assert_eq!(c.nav().end(), SimTime::ZERO, "the RTS part is answered, not obeyed");
+    let (t, o) = fire(&mut c, &co, MacTimer::Response);
+    assert_eq!(t, us(5610));
+    let cts = transmitted(&o);
+    assert_eq!(
+        (cts.kind, cts.rx, cts.duration),
+        (FrameKind::Cts, B, Duration::from_micros(4788))
+    );
+    c.handle_tx_end(us(5914), &mut Vec::new());
+
+    let mut bo = Vec::new();
+    b.handle_rx(us(5914), &cts, &mut bo);
+    let (t, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(t, us(5924));
+    let data_f = transmitted(&o);
+    assert_eq!((data_f.rx, data_f.msdu, data_f.retry), (C, Some(DF), false));
+    assert_eq!(data_f.airtime(), Duration::from_micros(4464));
+    let mut bo = Vec::new();
+    b.handle_tx_end(us(10388), &mut bo);
+    assert_eq!(timer(&bo, MacTimer::Timeout).unwrap().0, us(10818));
+    let mut co = Vec::new();
+    c.handle_rx(us(10388), &data_f, &mut co);
+    assert!(co.contains(&MacAction::Deliver { msdu: DF, from: B }));
+    let (t, o) = fire(&mut c, &co, MacTimer::Response);
+    assert_eq!(t, us(10398));
+    let ack = transmitted(&o);
+    let mut bo = Vec::new();
+    b.handle_rx(us(10702), &ack, &mut bo);
+    assert!(bo.contains(&MacAction::TxDone { msdu: DF, next_hop: C }));
+    assert_eq!(b.stats.ff_attempted, 1);
+    assert_eq!((b.cw(), b.held_msdus().count()), (31, 0));
+}
+
+/// No CTS comes back (C's NAV set, or the ACK-RTS lost at C): at 5934 the
+/// forwarded packet fails as an RTS would (short retry count) and goes
+/// back to the head of the queue, to normal contention. A got its ACK.
+#[test]
+fn fast_forward_without_cts_falls_back_to_contention() {
+    let (mut a, _, mut b, bo, ack_rts) = up_to_ack_rts();
+    let mut out = Vec::new();
+    a.handle_rx(us(5600), &ack_rts, &mut out);
+    assert!(out.contains(&MacAction::TxDone { msdu: D, next_hop: B }));
+    let (t, o) = fire(&mut b, &bo, MacTimer::Timeout);
+    assert_eq!(t, us(5934));
+    assert!(o.contains(&MacAction::Requeue {
+        msdu: DF,
+        next_hop: C,
+        retries: Retries { short: 1, long: 0 }
+    }));
+    assert!(!o.iter().any(|x| matches!(x, MacAction::TxFailed { .. })));
+    assert_eq!(b.cw(), 31);
+}
+
+/// A duplicate is acknowledged with a plain ACK: no fast-forward.
+#[test]
+fn no_fast_forward_for_a_duplicate() {
+    let mut b = station(B);
+    let data = Frame {
+        kind: FrameKind::Data,
+        tx: A,
+        rx: B,
+        duration: Duration::from_micros(314),
+        seq: 3,
+        retry: false,
+        msdu: Some(D),
+        bytes: 1068,
+        rate: Rate::MBPS_2,
+        ext: Extensions::default(),
+    };
+    let mut o = Vec::new();
+    b.handle_rx(us(5190), &data, &mut o);
+    assert!(o.contains(&MacAction::WantForward { from: A }));
+    let (_, t) = fire(&mut b, &o, MacTimer::Response);
+    assert!(transmitted(&t).ext.rx2.is_none(), "not forwarded: a plain ACK");
+    b.handle_tx_end(us(5504), &mut Vec::new());
+    let mut o = Vec::new();
+    b.handle_rx(us(9000), &Frame { retry: true, ..data }, &mut o);
+    assert!(!o.iter().any(|x| matches!(x, MacAction::WantForward { .. })));
+}

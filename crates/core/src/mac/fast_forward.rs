@@ -1,0 +1,71 @@
+//! Fast-forward (Berger et al., "TCP-Friendly Medium Access Control for
+//! Ad-Hoc Wireless Networks: Alleviating Self-Contention", §3.2): a relay
+//! acknowledges a data frame and solicits its next hop in one frame, the
+//! ACK-RTS, so that the packet moves out of its sender's interference range
+//! before the sender contends again.
+//!
+//! ```text
+//!  A: ...DATA ──────────> B
+//!  A <── ACK-RTS ──> C    B      (RA = A for the ACK, second RA = C for the RTS)
+//!                    C ── CTS ─> B
+//!                    C <─ DATA_f B
+//!                    C ── ACK ─> B
+//! ```
+//!
+//! The transitions live in the DCF's state machine (`dcf.rs`). Which packet
+//! is forwarded, the probability `p` and the route check are decided by the
+//! node stack when the DCF asks (`MacAction::WantForward`), since they need
+//! the queue and routing.
+
+use super::frame::ACK_BYTES;
+use serde::{Deserialize, Serialize};
+
+/// ACK-RTS: frame control 2, Duration 2, RA of the ACK 6, RA of the RTS 6,
+/// TA 6, FCS 4: an ACK plus 12 bytes (§3.2, "+12 bytes").
+pub const ACK_RTS_BYTES: u32 = ACK_BYTES + 12;
+
+/// Which queued packets may be fast-forwarded (§3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// "the packet currently at the head of the interface queue -
+    /// regardless of destination".
+    Any,
+    /// Packets "waiting to be sent to the same next hop as the incoming
+    /// packet".
+    Link,
+}
+
+/// `[mac.fast_forward]`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FastForward {
+    pub enabled: bool,
+    /// Probability that an eligible reception is fast-forwarded (§3.2's
+    /// probabilistic fairness limit; 0.75 in Fig. 5).
+    pub p: f64,
+    pub policy: Policy,
+}
+
+impl Default for FastForward {
+    fn default() -> Self {
+        FastForward {
+            enabled: false,
+            p: 0.75,
+            policy: Policy::Link,
+        }
+    }
+}
+
+impl FastForward {
+    pub fn is_default(&self) -> bool {
+        *self == FastForward::default()
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.p > 0.0 && self.p <= 1.0) {
+            return Err(format!("p = {}: must be in (0, 1]", self.p));
+        }
+        Ok(())
+    }
+}
