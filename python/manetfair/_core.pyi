@@ -45,5 +45,7 @@ def run_scenario(
     the run got.
     """
 
-def shares(text: str, fmt: str = "toml", origin: str = "<scenario>") -> str:
+def shares(
+    text: str, fmt: str = "toml", origin: str = "<scenario>", base_dir: str | None = None
+) -> str:
     """The max-min C-load shares of the scenario's flows (all active, initial routes) as JSON."""

@@ -86,8 +86,8 @@ def report(sc: Scenario) -> dict[str, Any]:
     from manetfair import _core
 
     text, fmt, kwargs = sc.core_input()
-    del kwargs  # seed and duration do not change the shares
-    return dict(json.loads(_core.shares(text, fmt, sc.origin)))
+    where = {"base_dir": kwargs["base_dir"]} if "base_dir" in kwargs else {}
+    return dict(json.loads(_core.shares(text, fmt, sc.origin, **where)))
 
 
 def throttle_table(data: dict[str, Any]) -> dict[str, Any] | None:
@@ -107,7 +107,6 @@ def without_shaping(sc: Scenario) -> Scenario:
         table = dict(table)
         table["enforce"] = False
         out.data["throttle"] = table
-        out.source_text = None
     return out
 
 
@@ -264,7 +263,6 @@ def measure_references(
             done.append(sc)
             continue
         out = sc.copy()
-        out.source_text = None
         table = dict(throttle_table(out.data) or {})
         thr_max = {str(k): v for k, v in dict(table.get("thr_max_kbps", {})).items()}
         alone_kbps: dict[int, float] = {}

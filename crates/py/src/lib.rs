@@ -273,9 +273,18 @@ fn run_scenario(
 /// §3.3) with every flow active on its initial route, as JSON: L-regions,
 /// bottlenecks, φ, and the rate limit and Δ where Thr_max is known.
 #[pyfunction]
-#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>"))]
-fn shares(text: &str, fmt: &str, origin: &str) -> PyResult<String> {
-    let sc = load(text, fmt, origin, None, None)?;
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", base_dir = None))]
+fn shares(text: &str, fmt: &str, origin: &str, base_dir: Option<PathBuf>) -> PyResult<String> {
+    let l = Loading {
+        text,
+        fmt,
+        origin,
+        seed: None,
+        duration_s: None,
+        base_dir,
+        max_memory: None,
+    };
+    let sc = l.load()?;
     Ok(manetfair_core::net::throttle::static_report(&sc).to_json())
 }
 
