@@ -126,6 +126,10 @@ def run_scenario(
         "drops": {"queue_overflow": 0, "mac_retry": 0, "no_route": 0, "aqm": 0},
         "ledger": {"generated": 0, "delivered": 0, "dropped": 0, "in_flight": 0, "balanced": True},
     }
+    if len(flows) >= 2 and agg > 0:
+        share = agg / len(flows)
+        spread = sum((f["throughput_kbps"] - share) ** 2 for f in flows)
+        summary["unfairness_index"] = (spread / (len(flows) * share * share)) ** 0.5
     n_nodes = len(data.get("node", [])) or 2
     bins = int(duration)
     traces = {

@@ -163,3 +163,107 @@ def test_trace_measures_take_time_means_of_chosen_series():
 def test_uses_traces_looks_at_every_depth():
     assert claims.uses_traces([{"measured": {"ratio": [{"trace": "x"}, {"field": "y"}]}}])
     assert not claims.uses_traces([{"measured": {"field": "y"}}, {"kind": "line"}])
+
+
+SERIES = {
+    "bin_s": 1.0,
+    "time_s": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
+    "flow_throughput_kbps": [
+        [5.0, 0.0, 0.0, 0.0, 7.0, 1.0],
+        [0.0, 3.0, 4.0, 0.0, 2.0, 9.0],
+    ],
+}
+
+
+def _trace(**kw):
+    return claims.trace_value(
+        Run({}, 1, summary([1.0, 1.0]), SERIES), {"trace": "flow_throughput_kbps", **kw}
+    )
+
+
+def test_trace_statistics_of_silence_and_activity():
+    # Flow 0 is silent in bins 1-3 (3 s), flow 1 in bins 0 and 3 (1 s each).
+    assert _trace(series=[0], over="longest_silence_s") == 3.0
+    assert _trace(series=[1], over="longest_silence_s") == 1.0
+    assert _trace(over="longest_silence_s", reduce="max") == 3.0
+    assert _trace(series=[0], over="active_frac") == pytest.approx(3 / 6)
+    assert _trace(series=[1], over="silent_frac") == pytest.approx(2 / 6)
+    # A window: bins starting in [1, 4).
+    assert _trace(series=[0], over="longest_silence_s", from_s=1.0, to_s=3.0) == 2.0
+    # A threshold: active only above 2 kbit/s.
+    assert _trace(series=[1], over="active_frac", active_above=2.0) == pytest.approx(3 / 6)
+
+
+def test_joint_trace_statistics():
+    # Both active only in bins 4 and 5.
+    assert _trace(series=[0, 1], over="all_active_frac") == pytest.approx(2 / 6)
+    # Flow 0 alone in bin 0; flow 1 alone in bins 1 and 2.
+    assert _trace(series=[0, 1], over="alone_frac") == pytest.approx(1 / 6)
+    assert _trace(series=[1, 0], over="alone_frac") == pytest.approx(2 / 6)
+    # Flow 0 larger in bins 0 and 4.
+    assert _trace(series=[0, 1], over="leads_frac") == pytest.approx(2 / 6)
+    a, b = SERIES["flow_throughput_kbps"]
+    assert _trace(series=[0, 1], over="corr") == pytest.approx(claims.pearson(a, b))
+    assert claims.pearson([1.0, 2.0, 3.0], [2.0, 4.0, 6.0]) == pytest.approx(1.0)
+    assert claims.pearson([1.0, 2.0, 3.0], [3.0, 2.0, 1.0]) == pytest.approx(-1.0)
+    assert math.isnan(claims.pearson([1.0, 1.0], [1.0, 2.0]))
+    with pytest.raises(InputError, match="two series"):
+        _trace(series=[0], over="all_active_frac")
+    with pytest.raises(InputError, match="over"):
+        _trace(series=[0], over="median")
+
+
+def test_unfairness_index_eq4_on_hand_made_numbers():
+    assert claims.unfairness_index([100.0, 100.0], [100.0, 100.0]) == 0.0
+    assert claims.unfairness_index([3.0, 4.0], [0.0, 0.0]) == pytest.approx(1.0)
+    assert claims.unfairness_index([3.0, 4.0], [6.0, 0.0]) == pytest.approx(1.0)
+    assert math.isnan(claims.unfairness_index([1.0], [1.0]))
+    assert math.isnan(claims.unfairness_index([0.0, 0.0], [1.0, 1.0]))
+
+
+def test_unfairness_measure_uses_flows_alone_and_shares():
+    # Two flows that share one region (phi = 1/2); alone, each got 400 and 200 kbit/s.
+    runs = [
+        Run({"set": "both"}, 1, summary([150.0, 150.0])),
+        Run({"set": "both"}, 2, summary([250.0, 50.0])),
+        Run({"set": "a"}, 1, summary([400.0])),
+        Run({"set": "b"}, 1, summary([200.0])),
+    ]
+    measure = {
+        "unfairness": {"field": "flows.*.throughput_kbps"},
+        "optimal": [
+            {"field": "flows.0.throughput_kbps", "where": {"set": "a"}},
+            {"field": "flows.0.throughput_kbps", "where": {"set": "b"}},
+        ],
+    }
+    # Optima 200 and 100. Seed 1: sqrt(50² + 50²) / sqrt(200² + 100²); seed 2: (50, 50) too.
+    u = math.sqrt(50**2 + 50**2) / math.sqrt(200**2 + 100**2)
+    assert claims.per_run_values(measure, runs, {"set": "both"}) == [
+        pytest.approx(u),
+        pytest.approx(u),
+    ]
+    assert claims.measure_value(measure, runs, {"set": "both"}) == pytest.approx(u)
+    shared = {**measure, "share": [1.0, 0.0]}
+    # Optima 400 and 0: seed 1 sqrt(250² + 150²) / 400.
+    assert claims.per_run_values(shared, runs, {"set": "both"})[0] == pytest.approx(
+        math.sqrt(250**2 + 150**2) / 400
+    )
+    with pytest.raises(InputError, match="optimal"):
+        claims.per_run_values({"unfairness": measure["unfairness"]}, runs, {"set": "both"})
+    with pytest.raises(InputError, match="2 flows"):
+        claims.per_run_values({**measure, "optimal": measure["optimal"][:1]}, runs, {"set": "both"})
+
+
+def test_verdicts_carry_the_quote():
+    claim = {
+        "what": "fairer",
+        "quote": "The fairness   is very clear.",
+        "measured": {"field": "jain_index"},
+        "paper": 0.5,
+        "test": "greater",
+        "direction_only": True,
+    }
+    (v,) = claims.evaluate([claim], RUNS, [{"queue": "red", "n": 2}], lambda n, w: 0.0)
+    doc = v.as_json()
+    assert doc["quote"] == "The fairness is very clear."
+    assert doc["direction_only"] is True

@@ -49,6 +49,8 @@ values = [1, 2]
 
 [[claim]]
 what = "basic delivers something, {stations} stations"
+quote = "The basic scheme delivers some traffic."
+direction_only = true
 where = { scheme = "basic" }
 for_each = ["stations"]
 measured = { field = "aggregate_kbps" }
@@ -57,6 +59,7 @@ test = "greater"
 
 [[claim]]
 what = "better / basic about 1.1"
+quote = "The better scheme delivers about 10% more."
 measured = { ratio = [{ field = "aggregate_kbps", where = { scheme = "better" } }, { field = "aggregate_kbps", where = { scheme = "basic" } }] }
 paper = 1.1
 test = "within"
@@ -124,12 +127,23 @@ def test_report_and_json_list_missing_arms_and_pending_claims(tmp_path, fake):
         {"axis": "scheme", "value": "better", "reason": "needs the better scheme"}
     ]
     assert [p["what"] for p in doc["pending_claims"]] == ["better / basic about 1.1"]
+    assert doc["pending_claims"][0]["quote"] == "The better scheme delivers about 10% more."
+    # A run's variant is the settings it changes; its axis values are beside it.
+    assert [r["variant"] for r in doc["runs"]] == [{"layout.stations": 1}, {"layout.stations": 2}]
+    assert [r["axes"] for r in doc["runs"]] == [
+        {"scheme": "basic", "stations": 1},
+        {"scheme": "basic", "stations": 2},
+    ]
+    assert doc["runs"][0]["label"] == "scheme = basic, stations = 1"
+    assert doc["claims"][0]["quote"] == "The basic scheme delivers some traffic."
     json.dumps(doc)
     report.write(results, tmp_path / "out")
     page = (tmp_path / "out" / "demo-fig1.md").read_text(encoding="utf-8")
     assert "## Not yet available" in page
     assert "scheme = better: needs the better scheme" in page
-    assert "| better / basic about 1.1 | 1.1 |" in page
+    assert (
+        "| better / basic about 1.1 | “The better scheme delivers about 10% more.” | 1.1 |" in page
+    )
     index = (tmp_path / "out" / "index.md").read_text(encoding="utf-8")
     assert "arms not yet available: scheme = better" in index
 

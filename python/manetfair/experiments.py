@@ -86,6 +86,19 @@ class Experiment:
     declared_unavailable: str | None = None
     reference: str = ""
     notes: str = ""
+    paper_title: str = ""  # the paper's short title ("Xu et al. 2003, Neighborhood RED")
+    flow_names: list[str] = field(default_factory=list)  # the paper's names of flows 0, 1, ...
+
+    @property
+    def title(self) -> str:
+        """The paper's short title and the figure, as the report names the experiment."""
+        return f"{self.paper_title or self.paper}, {self.figure}"
+
+    def flow_name(self, index: int) -> str:
+        """The paper's name of flow `index` (file order), or "flow <index + 1>"."""
+        if 0 <= index < len(self.flow_names):
+            return self.flow_names[index]
+        return f"flow {index + 1}"
 
     def plan(self, quick: bool) -> Plan:
         return self.quick if quick else self.full
@@ -157,7 +170,10 @@ class Experiment:
         ]
 
     def pending_claims(self) -> list[tuple[dict[str, Any], str]]:
-        """Claims that select an unavailable arm, each with the reason it cannot run yet."""
+        """Claims that select an unavailable arm, each with the reason it cannot run yet
+        (every claim of an experiment declared unavailable, with its reason)."""
+        if self.declared_unavailable is not None:
+            return [(c, self.declared_unavailable) for c in self.claims]
         reasons = {(a, str(v)): why for a, v, why in self.missing_arms()}
         out = []
         for claim in self.claims:
@@ -201,6 +217,8 @@ def _wheres(spec: Any) -> list[Mapping[str, Any]]:
     if isinstance(spec, Mapping):
         if isinstance(spec.get("where"), Mapping):
             found.append(spec["where"])
+        if isinstance(spec.get("across"), str) and isinstance(spec.get("values"), list):
+            found.extend({spec["across"]: v} for v in spec["values"])
         for key, value in spec.items():
             if key != "where":
                 found.extend(_wheres(value))
@@ -338,11 +356,17 @@ def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
 
     claims = [dict(c) for c in doc.get("claim", [])]
     for claim in claims:
-        for name in list(claim.get("where", {})) + list(claim.get("for_each", [])):
+        names = list(claim.get("where", {})) + list(claim.get("for_each", []))
+        for name in names + list(claim.get("for_values", {})):
             if name not in axis_names:
                 raise InputError(f"{where}: a claim selects unknown axis {name!r}")
         if "what" not in claim or "measured" not in claim or "paper" not in claim:
             raise InputError(f"{where}: every [[claim]] needs what, paper and measured")
+        if "quote" in claim and not isinstance(claim["quote"], str):
+            raise InputError(f"{where}: claim {claim['what']!r}: quote must be a string")
+    names = doc.get("flow_names", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"{where}: flow_names must be a list of strings")
 
     return Experiment(
         id=exp_id,
@@ -360,6 +384,8 @@ def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
         declared_unavailable=declared,
         reference=str(doc.get("reference", "")),
         notes=str(doc.get("notes", "")),
+        paper_title=str(doc.get("paper_title", "")),
+        flow_names=list(names),
     )
 
 

@@ -101,6 +101,36 @@ def cross(scenario: dict[str, Any], params: Mapping[str, Any]) -> None:
     scenario["flow"] = _flows(params, pairs)
 
 
+def parallel(scenario: dict[str, Any], params: Mapping[str, Any]) -> None:
+    """`flows` parallel chains of `hops` hops each, `spacing_m` between the nodes of
+    a chain and `separation_m` between chains (Osipov and Tschudin 2007, Fig. 6(a),
+    as reconstructed: chains 50 m apart share one L-region).
+
+    Chain k (k = 0 .. flows - 1) runs along y = k · separation_m from x = 0 eastward;
+    its nodes are numbered `first_id` + k · (hops + 1) + j. One flow per chain, from
+    its west end to its east end, along the chain (an explicit `route`: with chains
+    closer than a hop, shortest paths would otherwise zigzag between chains), with
+    the `flow` table's keys, the k-th `stagger_s` × k later.
+    """
+    n = _int_param(params, "flows", minimum=1)
+    h = _int_param(params, "hops", minimum=1)
+    first = int(params.get("first_id", 0))
+    spacing = float(params.get("spacing_m", 126.0))
+    separation = float(params.get("separation_m", 50.0))
+    nodes = []
+    routes = []
+    for k in range(n):
+        ids = [first + k * (h + 1) + j for j in range(h + 1)]
+        nodes += [{"id": i, "x_m": spacing * j, "y_m": separation * k} for j, i in enumerate(ids)]
+        routes.append(ids)
+    scenario["topology"] = {"kind": "explicit"}
+    scenario["node"] = nodes
+    flows = _flows(params, [(r[0], r[-1]) for r in routes])
+    for flow, route in zip(flows, routes):
+        flow["route"] = route
+    scenario["flow"] = flows
+
+
 def _pairs(params: Mapping[str, Any]) -> list[tuple[int, int]]:
     raw = params["pairs"]
     if not isinstance(raw, list) or not all(
@@ -123,7 +153,7 @@ def _flows(params: Mapping[str, Any], pairs: list[tuple[int, int]]) -> list[dict
     return flows
 
 
-LAYOUTS: dict[str, Layout] = {"chain": chain, "cross": cross, "star": star}
+LAYOUTS: dict[str, Layout] = {"chain": chain, "cross": cross, "parallel": parallel, "star": star}
 
 
 def apply(scenario: dict[str, Any], layout: Mapping[str, Any], origin: str) -> None:

@@ -101,10 +101,17 @@ def reproduce(
 def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
     """CONTRACT §4: every experiment with every run's whole summary and its claims.
 
-    Fields beyond the contract: figure, description, available, reason, quick, and
-    per claim the test, tolerance, relative deviation and the variant it is about;
+    A run's `variant` is the scenario settings its variant changes (dotted keys, as
+    `{"mac.queue": "nred", "nred.max_p": 0.14}`; `layout.*` keys are the experiment's
+    layout parameters), so that the run can be rebuilt from the JSON alone; `axes` maps
+    the experiment's axis names to the run's values (what claims' `where` select) and
+    `label` says the same in words.
+
+    Fields beyond the contract: title, figure, description, available, reason, quick,
+    and per claim the quote (the paper's sentence), test, tolerance, relative
+    deviation, the axes it is about and whether it tests a direction only;
     `missing_arms` (axis values not run yet, with the reason) and `pending_claims`
-    (claims about those arms, not evaluated).
+    (claims about those arms, not evaluated, with their quotes).
     """
     out = []
     for r in results:
@@ -113,6 +120,7 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
             {
                 "id": exp.id,
                 "paper": exp.paper,
+                "title": exp.title,
                 "figure": exp.figure,
                 "description": exp.description,
                 "available": r.available,
@@ -120,7 +128,9 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
                 "quick": r.quick,
                 "runs": [
                     {
-                        "variant": o.spec.variant,
+                        "variant": o.spec.parameters,
+                        "axes": o.spec.variant,
+                        "label": ", ".join(f"{k} = {v}" for k, v in o.spec.variant.items()),
                         "seed": o.spec.seed,
                         "run_id": o.run_id,
                         "cached": o.cached,
@@ -133,7 +143,12 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
                     {"axis": a, "value": v, "reason": why} for a, v, why in exp.missing_arms()
                 ],
                 "pending_claims": [
-                    {"what": str(c["what"]), "paper": c["paper"], "reason": why}
+                    {
+                        "what": str(c["what"]),
+                        "quote": " ".join(str(c.get("quote", "")).split()),
+                        "paper": c["paper"],
+                        "reason": why,
+                    }
                     for c, why in exp.pending_claims()
                 ],
             }

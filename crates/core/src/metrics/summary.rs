@@ -83,7 +83,14 @@ pub struct Summary {
     pub events: u64,
     pub flows: Vec<FlowSummary>,
     pub aggregate_kbps: f64,
+    /// Jain's index over the flows' `throughput_kbps` (1 for one flow).
     pub jain_index: f64,
+    /// Osipov and Tschudin's unfairness index u (eq. 4) over the flows'
+    /// `throughput_kbps`, with an equal share of `aggregate_kbps` as every
+    /// flow's optimum (`metrics::equal_share_unfairness`): 0 is fair, and
+    /// Jain = 1 / (1 + u²). Absent for fewer than two flows or nothing delivered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unfairness_index: Option<f64>,
     pub mac: MacSummary,
     pub drops: BTreeMap<&'static str, u64>,
     pub ledger: LedgerSummary,

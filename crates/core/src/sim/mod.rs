@@ -1190,6 +1190,7 @@ impl Simulator {
             events: self.q.events_popped(),
             aggregate_kbps: tputs.iter().sum(),
             jain_index: jain_index(&tputs),
+            unfairness_index: crate::metrics::equal_share_unfairness(&tputs),
             flows,
             mac,
             drops: crate::net::DropCause::ALL

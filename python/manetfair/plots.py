@@ -1,0 +1,533 @@
+"""The report's pictures: each experiment's figure, drawn the way its paper draws it
+(lines over an axis, bars, per-flow bars, time series of one run, per-node bars), and
+a picture of its topology (nodes, transmission and carrier-sense ranges, and flows as
+arrows along their routes).
+
+Error bars span the lowest to the highest seed. For the median of a quantity that
+range is a distribution-free confidence interval at level 1 - 2^(1 - n) for n seeds
+(75% with 3 seeds, 94% with 5, 99.8% with 10), and it never leaves the quantity's own
+range (a fairness index stays in [0, 1], a throughput at or above 0), unlike a
+Student t interval over two or three seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from manetfair import claims as claims_mod
+from manetfair.reproduce import ExperimentResult
+
+PAPER_STYLE = {"linestyle": "none", "marker": "D", "markersize": 6, "color": "black"}
+THRESHOLD_STYLE = {"linestyle": "none", "marker": "_", "markersize": 16, "markeredgewidth": 2}
+
+
+def seed_range(values: Sequence[float]) -> tuple[float, float, float]:
+    """(mean, lowest, highest) of the seeds' values, NaN for none."""
+    finite = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    if not finite:
+        return math.nan, math.nan, math.nan
+    return sum(finite) / len(finite), min(finite), max(finite)
+
+
+def coverage(n: int) -> float:
+    """The confidence level of [lowest, highest] of n seeds as an interval for the median."""
+    return 0.0 if n < 2 else 1.0 - 2.0 ** (1 - n)
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def figure(r: ExperimentResult, path: Path) -> bool:
+    """Draws the experiment's `[plot]` into `path`; False if it has none."""
+    spec = dict(r.experiment.figure_spec)
+    kind = spec.get("kind")
+    if not kind or not r.outcomes:
+        return False
+    plt = _pyplot()
+    panels = _panels(spec)
+    rows = len(panels)
+    fig, axes = plt.subplots(rows, 1, figsize=(7, 3.2 * rows + 0.6), dpi=110, squeeze=False)
+    try:
+        for ax, panel in zip([a[0] for a in axes], panels):
+            if kind in ("line", "bar"):
+                _plot_xy(ax, r, panel, bars=kind == "bar")
+            elif kind == "flows":
+                _plot_flows(ax, r, panel)
+            elif kind == "nodes":
+                _plot_nodes(ax, r, panel)
+            elif kind == "timeseries":
+                _plot_timeseries(ax, r, panel)
+            elif kind == "trace":
+                _plot_trace(ax, r, panel)
+            else:
+                raise ValueError(f"{r.experiment.id}: unknown plot kind {kind!r}")
+            ax.grid(True, alpha=0.3)
+            handles, _ = ax.get_legend_handles_labels()
+            if handles:
+                ax.legend(fontsize=7)
+        fig.suptitle(spec.get("title", r.experiment.title), fontsize=10)
+        fig.text(
+            0.01,
+            0.005,
+            _footer(r),
+            fontsize=6,
+            color="#555",
+        )
+        fig.tight_layout(rect=(0, 0.02, 1, 1))
+        fig.savefig(path)
+    finally:
+        plt.close(fig)
+    return True
+
+
+def _footer(r: ExperimentResult) -> str:
+    seeds = sorted({o.spec.seed for o in r.outcomes})
+    mode = " (quick mode)" if r.quick else ""
+    if r.experiment.figure_spec.get("kind") in ("timeseries", "trace"):
+        return f"manetfair; one run of {len(seeds)} seeds{mode}, as the paper shows one run"
+    return (
+        f"manetfair; {len(seeds)} seeds per point{mode}; "
+        "points and bars: mean; error bars: lowest to highest seed"
+    )
+
+
+def _panels(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One dict per subplot: the plot's keys, overridden by each `panels` entry, or by
+    each `panels_where` entry as that panel's `where`."""
+    base = {k: v for k, v in spec.items() if k not in ("panels", "panels_where")}
+    if "panels" in spec:
+        return [{**base, **dict(p)} for p in spec["panels"]]
+    if "panels_where" in spec:
+        return [{**base, "where": dict(w)} for w in spec["panels_where"]]
+    return [base]
+
+
+def _axis_values(r: ExperimentResult, name: str | None, only: Sequence[Any] | None) -> list[Any]:
+    if name is None:
+        return [None]
+    for axis in r.experiment.axes:
+        if axis.name == name:
+            present = {str(o.spec.variant[name]) for o in r.outcomes}
+            values = [v for v in axis.values if str(v) in present]
+            if only is not None:
+                values = [v for v in values if any(str(v) == str(x) for x in only)]
+            return values
+    raise ValueError(f"{r.experiment.id}: plot names unknown axis {name!r}")
+
+
+def _axis_label(r: ExperimentResult, name: str) -> str:
+    for axis in r.experiment.axes:
+        if axis.name == name:
+            return axis.label or axis.name
+    return name
+
+
+def _where(panel: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(panel.get("where", {}))
+
+
+def _point(
+    r: ExperimentResult, measure: Mapping[str, Any], where: Mapping[str, Any]
+) -> tuple[float, float, float]:
+    """(mean, lowest, highest) over seeds of a measure at one selection: per run for a
+    field, trace or unfairness measure; per seed for a ratio or difference."""
+    runs = r.runs
+    if any(op in measure for op in ("ratio", "difference", "across", "max", "min", "mean")):
+        seeds = sorted({x.seed for x in runs})
+        values = [
+            claims_mod.measure_value(measure, [x for x in runs if x.seed == s], where)
+            for s in seeds
+        ]
+    else:
+        values = claims_mod.per_run_values(measure, runs, where)
+    return seed_range(values)
+
+
+def _errors(points: Sequence[tuple[float, float, float]]) -> list[list[float]]:
+    low = [0.0 if math.isnan(m) else m - lo for m, lo, _ in points]
+    high = [0.0 if math.isnan(m) else hi - m for m, _, hi in points]
+    return [low, high]
+
+
+def _plot_xy(ax: Any, r: ExperimentResult, spec: Mapping[str, Any], bars: bool) -> None:
+    x_name = str(spec["x"])
+    series_name = spec.get("series")
+    reference_arm = spec.get("reference_arm")
+    xs = [
+        x
+        for x in _axis_values(r, x_name, spec.get("x_values"))
+        if reference_arm is None or str(x) != str(reference_arm)
+    ]
+    numeric = not bars and all(_number(x) is not None for x in xs)
+    positions = (
+        [float(_number(x) or 0.0) for x in xs] if numeric else [float(i) for i in range(len(xs))]
+    )
+    series_values = _axis_values(r, series_name, spec.get("series_values"))
+    base = _where(spec)
+    y = dict(spec["y"])
+    width = 0.8 / max(1, len(series_values))
+    for k, s in enumerate(series_values):
+        where = dict(base)
+        if s is not None and series_name is not None:
+            where[series_name] = s
+        points = [_point(r, y, {**where, x_name: x}) for x in xs]
+        means = [p[0] for p in points]
+        label = "measured" if s is None else f"{_axis_label(r, str(series_name))} {s}"
+        if bars:
+            pos = [p + (k - (len(series_values) - 1) / 2) * width for p in positions]
+            drawn = ax.bar(pos, means, width, yerr=_errors(points), capsize=3, label=label)
+            color = drawn.patches[0].get_facecolor() if drawn.patches else None
+        else:
+            pos = positions
+            line = ax.errorbar(pos, means, yerr=_errors(points), marker="o", capsize=3, label=label)
+            color = line[0].get_color()
+        _references(ax, r, y, x_name, xs, pos, series_name, s, color, spec)
+        if reference_arm is not None:
+            mean, lo, hi = _point(r, y, {**where, x_name: reference_arm})
+            if math.isfinite(mean):
+                ax.axhline(mean, linestyle=":", color=color, label=f"{reference_arm} (measured)")
+                ax.axhspan(lo, hi, color=color, alpha=0.08)
+    if not numeric:
+        ax.set_xticks(positions)
+        ax.set_xticklabels([str(x) for x in xs])
+    ax.set_xlabel(spec.get("xlabel", _axis_label(r, x_name)))
+    ax.set_ylabel(spec.get("ylabel", str(y.get("field", "value"))))
+
+
+def _number(x: Any) -> float | None:
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, (int, float)):
+        return float(x)
+    try:
+        return float(str(x))
+    except ValueError:
+        return None
+
+
+def _references(
+    ax: Any,
+    r: ExperimentResult,
+    y: Mapping[str, Any],
+    x_name: str,
+    xs: Sequence[Any],
+    positions: Sequence[float],
+    series_name: Any,
+    s: Any,
+    color: Any,
+    spec: Mapping[str, Any],
+) -> None:
+    """The claims that measure what the panel draws at one x (and this series): the
+    paper's own values (a `within` claim on a number) as black diamonds labelled
+    "paper", a model's values as a dashed line, and thresholds of the readings
+    (at least / at most / greater / less) as bars labelled "threshold"."""
+    paper, model, threshold = [], [], []
+    for v in r.verdicts:
+        if x_name not in v.where or not math.isfinite(v.paper):
+            continue
+        if v.measure is None or dict(v.measure) != dict(y):
+            continue
+        if series_name is not None and str(v.where.get(series_name)) != str(s):
+            continue
+        if set(v.where) - {x_name, series_name} - set(spec.get("where", {})):
+            continue
+        hits = [i for i, x in enumerate(xs) if str(x) == str(v.where[x_name])]
+        if not hits:
+            continue
+        point = (positions[hits[0]], v.paper)
+        if v.is_model:
+            model.append(point)
+        elif v.test == "within":
+            paper.append(point)
+        else:
+            threshold.append(point)
+    if model:
+        model.sort()
+        ax.plot(
+            [p[0] for p in model],
+            [p[1] for p in model],
+            linestyle="--",
+            marker="x",
+            color=color,
+            label=str(spec.get("reference_label", "model")),
+        )
+    if paper:
+        ax.plot([p[0] for p in paper], [p[1] for p in paper], label="paper", **PAPER_STYLE)
+    if threshold:
+        ax.plot(
+            [p[0] for p in threshold],
+            [p[1] for p in threshold],
+            color="#b00",
+            label="threshold of a claim",
+            **THRESHOLD_STYLE,
+        )
+
+
+def _flow_labels(r: ExperimentResult, n: int) -> list[str]:
+    return [r.experiment.flow_name(i) for i in range(n)]
+
+
+def _plot_flows(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
+    """Grouped bars: each flow's throughput (from `from_s` if given, else the summary's
+    `throughput_kbps`), one bar per value of `series`."""
+    series_name = spec.get("series")
+    series_values = _axis_values(r, series_name, spec.get("series_values"))
+    base = _where(spec)
+    runs = [x for x in r.runs if claims_mod.matches(x.variant, base)]
+    n_flows = max((len(x.summary.get("flows", [])) for x in runs), default=0)
+    width = 0.8 / max(1, len(series_values))
+    for k, s in enumerate(series_values):
+        where = dict(base)
+        if s is not None and series_name is not None:
+            where[series_name] = s
+        points = []
+        for f in range(n_flows):
+            if "from_s" in spec:
+                measure: dict[str, Any] = {
+                    "trace": "flow_throughput_kbps",
+                    "series": [f],
+                    "from_s": spec["from_s"],
+                }
+            else:
+                measure = {"field": f"flows.{f}.throughput_kbps"}
+            points.append(_point(r, measure, where))
+        pos = [f + (k - (len(series_values) - 1) / 2) * width for f in range(n_flows)]
+        label = "measured" if s is None else f"{s}"
+        ax.bar(pos, [p[0] for p in points], width, yerr=_errors(points), capsize=3, label=label)
+    ax.set_xticks(range(n_flows))
+    ax.set_xticklabels(_flow_labels(r, n_flows), fontsize=8)
+    ax.set_ylabel(spec.get("ylabel", "throughput (kbit/s)"))
+
+
+def _plot_nodes(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
+    """Grouped bars: a per-node trace's time mean at each node, one group per series value."""
+    series_name = spec.get("series")
+    series_values = _axis_values(r, series_name, spec.get("series_values"))
+    runs = r.runs
+    first = next((x.traces for x in runs if x.traces is not None), None)
+    path = str(spec["trace"])
+    n_nodes = len(claims_mod.walk(first, path.split("."), path)) if first else 0
+    labels = [str(x) for x in spec.get("labels", range(n_nodes))]
+    width = 0.8 / max(1, len(series_values))
+    for k, s in enumerate(series_values):
+        where = _where(spec)
+        if s is not None and series_name is not None:
+            where[series_name] = s
+        points = [
+            _point(r, {"trace": path, "series": [i], "from_s": spec.get("from_s", 0.0)}, where)
+            for i in range(n_nodes)
+        ]
+        pos = [i + (k - (len(series_values) - 1) / 2) * width for i in range(n_nodes)]
+        ax.bar(
+            pos,
+            [p[0] for p in points],
+            width,
+            yerr=_errors(points),
+            capsize=3,
+            label="measured" if s is None else str(s),
+        )
+    ax.set_xticks(range(n_nodes))
+    ax.set_xticklabels(labels[:n_nodes])
+    ax.set_xlabel(spec.get("xlabel", "node"))
+    ax.set_ylabel(spec.get("ylabel", path))
+
+
+def _one_run(r: ExperimentResult, spec: Mapping[str, Any]) -> claims_mod.Run | None:
+    """The run a time series shows: the papers plot one typical run, so one seed
+    (`seed`, default the lowest) of the variant `where` selects."""
+    runs = sorted(
+        (x for x in r.runs if claims_mod.matches(x.variant, _where(spec))), key=lambda x: x.seed
+    )
+    wanted = spec.get("seed")
+    for x in runs:
+        if wanted is None or x.seed == wanted:
+            return x
+    return runs[0] if runs else None
+
+
+def _plot_timeseries(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
+    run = _one_run(r, spec)
+    if run is None:
+        return
+    flows = run.summary.get("flows", [])
+    for f, flow in enumerate(flows):
+        series = flow.get("series_kbps", [])
+        ax.plot(range(len(series)), series, label=r.experiment.flow_name(f), linewidth=1)
+    for start, end, name in spec.get("phases", []):
+        shade = "#2a7" if str(name) == "away" else "#c63"
+        ax.axvspan(float(start), float(end), color=shade, alpha=0.08)
+        ax.text(
+            (float(start) + float(end)) / 2,
+            1.0,
+            str(name),
+            transform=ax.get_xaxis_transform(),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            color=shade,
+        )
+    where = ", ".join(f"{k} = {v}" for k, v in run.variant.items())
+    ax.set_title(f"{where}, seed {run.seed}", fontsize=8)
+    ax.set_xlabel(spec.get("xlabel", "time (s)"))
+    ax.set_ylabel(spec.get("ylabel", "throughput (kbit/s)"))
+
+
+def _plot_trace(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
+    """A trace path over time in one run (`seed`), and optionally a second on its own
+    y axis (`twin_trace`, for two series in different units)."""
+    run = _one_run(r, spec)
+    if run is None or run.traces is None:
+        return
+    path = str(spec["trace"])
+    values = claims_mod.walk(run.traces, path.split("."), path)
+    ax.plot(range(len(values)), values, label=str(spec.get("label", path)))
+    ax.set_xlabel(spec.get("xlabel", "time (s)"))
+    ax.set_ylabel(spec.get("ylabel", path))
+    ax.set_title(f"seed {run.seed}", fontsize=8)
+    if "twin_trace" in spec:
+        other = ax.twinx()
+        twin_path = str(spec["twin_trace"])
+        twin = claims_mod.walk(run.traces, twin_path.split("."), twin_path)
+        other.plot(
+            range(len(twin)),
+            twin,
+            color="tab:orange",
+            label=str(spec.get("twin_label", twin_path)),
+        )
+        other.set_ylabel(spec.get("twin_ylabel", twin_path))
+        other.legend(fontsize=7, loc="lower right")
+
+
+# ---- topology ------------------------------------------------------------------------
+
+
+def positions(scenario: Mapping[str, Any]) -> dict[int, tuple[float, float]] | None:
+    """Node id -> (x, y) of a scenario as the core places it, or None for a random
+    field (placed by the core from the seed)."""
+    topo = dict(scenario.get("topology", {}))
+    kind = topo.get("kind", "chain")
+    if kind == "explicit":
+        return {int(n["id"]): (float(n["x_m"]), float(n["y_m"])) for n in scenario.get("node", [])}
+    spacing = float(topo.get("spacing_m", 200.0))
+    if kind == "chain":
+        return {i: (spacing * i, 0.0) for i in range(int(topo.get("nodes", 9)))}
+    if kind == "grid":
+        cols = int(topo.get("cols", 10))
+        rows = int(topo.get("rows", 10))
+        return {
+            row * cols + col: (col * spacing, row * spacing)
+            for row in range(rows)
+            for col in range(cols)
+        }
+    return None
+
+
+def shortest_path(
+    pos: Mapping[int, tuple[float, float]], src: int, dst: int, reach: float
+) -> list[int]:
+    """Fewest hops of at most `reach` metres, ties to the lower id (breadth first)."""
+    prev: dict[int, int | None] = {src: None}
+    queue = deque([src])
+    ids = sorted(pos)
+    while queue:
+        u = queue.popleft()
+        if u == dst:
+            break
+        for v in ids:
+            if v not in prev and math.dist(pos[u], pos[v]) <= reach + 1e-9:
+                prev[v] = u
+                queue.append(v)
+    if dst not in prev:
+        return [src, dst]
+    path = [dst]
+    while prev[path[-1]] is not None:
+        path.append(prev[path[-1]])  # type: ignore[arg-type]
+    return path[::-1]
+
+
+def topology(r: ExperimentResult, path: Path) -> bool:
+    """Draws the experiment's topology (first variant, or `[plot] topology_where`):
+    nodes with their ids, the transmission range (solid) and carrier-sense range
+    (dashed) around the first flow's source (around every node in small networks),
+    flows as arrows along their routes, and scripted movements as dotted paths.
+    False when the placement is random (drawn by the core per seed)."""
+    exp = r.experiment
+    if exp.scenario is None:
+        return False
+    want = dict(exp.figure_spec.get("topology_where", {}))
+    variants = [v for v in exp.variants(r.quick) if claims_mod.matches(v, want)]
+    if not variants:
+        return False
+    scenario = exp.expand(variants[0]).data
+    pos = positions(scenario)
+    if not pos:
+        return False
+    radio = dict(scenario.get("radio", {}))
+    tx = float(radio.get("tx_range_m", 250.0))
+    cs = float(radio.get("cs_range_m", 550.0))
+    flows = list(scenario.get("flow", []))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 5), dpi=110)
+    try:
+        xs = [p[0] for p in pos.values()]
+        ys = [p[1] for p in pos.values()]
+        ax.scatter(xs, ys, s=22, color="#333", zorder=3)
+        if len(pos) <= 30:
+            for i, (x, y) in pos.items():
+                ax.annotate(str(i), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        centres = list(pos) if len(pos) <= 6 else [int(flows[0]["src"])] if flows else []
+        for c in centres:
+            x, y = pos[c]
+            ax.add_patch(plt.Circle((x, y), tx, fill=False, color="#2a6", alpha=0.5, lw=0.8))
+            ax.add_patch(
+                plt.Circle((x, y), cs, fill=False, color="#999", alpha=0.6, lw=0.8, ls="--")
+            )
+        ax.plot([], [], color="#2a6", lw=0.8, label=f"transmission range {tx:g} m")
+        ax.plot([], [], color="#999", lw=0.8, ls="--", label=f"carrier sense {cs:g} m")
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        static = dict(scenario.get("routing", {})).get("protocol", "static") == "static"
+        for f, flow in enumerate(flows):
+            src, dst = int(flow["src"]), int(flow["dst"])
+            route = [int(n) for n in flow.get("route", [])] or shortest_path(pos, src, dst, tx)
+            color = colors[f % len(colors)]
+            for a, b in zip(route, route[1:]):
+                if a in pos and b in pos:
+                    ax.annotate(
+                        "",
+                        xy=pos[b],
+                        xytext=pos[a],
+                        arrowprops={"arrowstyle": "->", "color": color, "lw": 1.6},
+                    )
+            ax.plot([], [], color=color, lw=1.6, label=exp.flow_name(f))
+        for move in dict(scenario.get("mobility", {})).get("node", []):
+            points = move.get("path") or move.get("moves") or []
+            if points:
+                ax.plot(
+                    [float(p[1]) for p in points],
+                    [float(p[2]) for p in points],
+                    ls=":",
+                    color="#a0a",
+                    marker=".",
+                    label=f"node {move.get('id')} moves",
+                )
+        note = "" if static else " (routes drawn as shortest paths; AODV finds its own)"
+        ax.set_title(f"{exp.title}: topology{note}", fontsize=9)
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.set_xlabel("x (m)")
+        ax.set_ylabel("y (m)")
+        ax.legend(fontsize=7, loc="best")
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        plt.close(fig)
+    return True
