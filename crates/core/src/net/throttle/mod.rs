@@ -302,24 +302,8 @@ impl SharesReport {
     /// Fills in u (eq. 4) from the measured throughputs.
     pub fn set_unfairness(&mut self, throughput_kbps: &[f64]) {
         let opt: Option<Vec<f64>> = self.flows.iter().map(|f| f.thr_opt_kbps).collect();
-        self.u = opt.and_then(|opt| unfairness_index(&opt, throughput_kbps));
+        self.u = opt.and_then(|opt| crate::metrics::unfairness_index(&opt, throughput_kbps));
     }
-}
-
-/// The unfairness index u of Osipov and Tschudin (2007), eq. (4):
-/// ‖Thr_opt − Thr_act‖₂ / ‖Thr_opt‖₂. 0 is perfect; a flow above its optimum
-/// raises u as one below it does. None for fewer than two flows, unequal
-/// lengths or all-zero optima.
-pub fn unfairness_index(optimal: &[f64], actual: &[f64]) -> Option<f64> {
-    if optimal.len() < 2 || optimal.len() != actual.len() {
-        return None;
-    }
-    let norm: f64 = optimal.iter().map(|o| o * o).sum();
-    if norm <= 0.0 {
-        return None;
-    }
-    let dist: f64 = optimal.iter().zip(actual).map(|(o, a)| (o - a) * (o - a)).sum();
-    Some((dist / norm).sqrt())
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -522,25 +506,45 @@ mod tests {
     }
 
     #[test]
-    fn unfairness_eq4_on_hand_made_numbers() {
-        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-12);
-        assert!(close(unfairness_index(&[100.0, 100.0], &[100.0, 100.0]), 0.0));
-        // Optima (3, 4), actual (0, 0): ‖(3, 4)‖ / ‖(3, 4)‖ = 1.
-        assert!(close(unfairness_index(&[3.0, 4.0], &[0.0, 0.0]), 1.0));
+    fn u_is_taken_against_phi_times_thr_alone() {
         // Table 2's ideal split 348, 178, 120 against 400, 150, 100:
-        // sqrt(52² + 28² + 20²) / sqrt(348² + 178² + 120²).
+        // sqrt(52² + 28² + 20²) / sqrt(348² + 178² + 120²) (eq. 4).
+        let flow = |thr_opt: f64| FlowReport {
+            id: 0,
+            src: 0,
+            dst: 1,
+            path: vec![0, 1],
+            hops: 1,
+            mean_hop_m: None,
+            mss_bytes: 600,
+            phi: Some(1.0 / 3.0),
+            phi_exact: Some("1/3".into()),
+            iteration: 1,
+            regions: vec![],
+            bottleneck: vec![],
+            thr_max_kbps: None,
+            rate_kbps: None,
+            delta_s: None,
+            thr_alone_kbps: Some(thr_opt * 3.0),
+            thr_opt_kbps: Some(thr_opt),
+        };
+        let mut r = SharesReport {
+            shaping: true,
+            l_region_range_m: 250.0,
+            recompute: "once".into(),
+            hops_needed: vec![1],
+            regions: vec![],
+            flows: vec![flow(348.0), flow(178.0), flow(120.0)],
+            updates: vec![],
+            u: None,
+        };
+        r.set_unfairness(&[400.0, 150.0, 100.0]);
         let u = (52f64.powi(2) + 28f64.powi(2) + 20f64.powi(2)).sqrt()
             / (348f64.powi(2) + 178f64.powi(2) + 120f64.powi(2)).sqrt();
-        assert!(close(
-            unfairness_index(&[348.0, 178.0, 120.0], &[400.0, 150.0, 100.0]),
-            u
-        ));
-        // Above the optimum counts as below it.
-        assert_eq!(
-            unfairness_index(&[1.0, 1.0], &[1.5, 1.0]),
-            unfairness_index(&[1.0, 1.0], &[0.5, 1.0])
-        );
-        assert_eq!(unfairness_index(&[1.0], &[1.0]), None);
-        assert_eq!(unfairness_index(&[0.0, 0.0], &[1.0, 1.0]), None);
+        assert!((r.u.unwrap() - u).abs() < 1e-12);
+        // A flow whose ideal is unknown leaves u unknown.
+        r.flows[1].thr_opt_kbps = None;
+        r.set_unfairness(&[400.0, 150.0, 100.0]);
+        assert_eq!(r.u, None);
     }
 }
