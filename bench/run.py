@@ -1178,6 +1178,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if rec.status == "timeout" and not sc.fidelity:
                     overran[sim] = min(overran.get(sim, sc.nodes), sc.nodes)
                 records[(sim, sc.key)].append(rec)
+    if args.report_only and not any(records.values()):
+        print(
+            f"run.py: --report-only found no stored runs under {OUT_DIR}; "
+            f"{RESULTS_MD} is left as it is",
+            file=sys.stderr,
+        )
+        return 1
     plot_scaling(scenarios, records, args.timeout)
     report = write_report(scenarios, records, check, args, args.timeout)
     RESULTS_MD.write_text(report)

@@ -189,3 +189,14 @@ def test_last_json_line_reads_pretty_and_trailing_documents() -> None:
     assert run.last_json_line(pretty) == {"events": 5, "mac": {"rts": 0}}
     assert run.last_json_line('log line\n{"events": 7}\n') == {"events": 7}
     assert run.last_json_line("no json here") is None
+
+
+def test_report_only_without_stored_runs_keeps_results_md(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = tmp_path / "RESULTS.md"
+    results.write_text("committed report\n")
+    monkeypatch.setattr(run, "OUT_DIR", tmp_path / "out")
+    monkeypatch.setattr(run, "RESULTS_MD", results)
+    assert run.main(["--report-only", "--quick"]) == 1
+    assert results.read_text() == "committed report\n"

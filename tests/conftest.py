@@ -22,8 +22,6 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 sys.path.insert(0, str(TESTS))
-# The source tree's experiments, whether manetfair is installed editable or not.
-os.environ.setdefault("MANETFAIR_EXPERIMENTS", str(REPO / "experiments"))
 
 import fake_core
 

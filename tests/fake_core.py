@@ -73,9 +73,10 @@ def run_scenario(
     origin: str = "<scenario>",
     seed: int | None = None,
     duration_s: float | None = None,
-    progress: Callable[[float, float], None] | None = None,
+    progress: Callable[..., None] | None = None,
     base_dir: str | None = None,
     max_memory: int | None = None,
+    progress_events: bool = False,
 ) -> tuple[str, str]:
     data = json.loads(check_scenario(text, fmt, origin, seed, duration_s))
     seed = data["seed"]
@@ -89,7 +90,9 @@ def run_scenario(
             fh.write(f"{os.getpid()} {seed}\n")
     if progress is not None:
         for t in range(int(duration) + 1):
-            progress(float(t), duration)
+            progress(float(t), duration, 1000 * t) if progress_events else progress(
+                float(t), duration
+            )
     flows = []
     rts = data.get("mac", {}).get("rts_threshold_bytes", 0)
     for i, f in enumerate(data.get("flow", [])):

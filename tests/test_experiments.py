@@ -155,10 +155,14 @@ def test_experiments_command_marks_partly_available_ones(tmp_path):
     env = {"MANETFAIR_EXPERIMENTS": str(folder)}
     proc = run_cli(["experiments", "--json"], fake=True, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
-    (entry,) = json.loads(proc.stdout)["experiments"]
+    # A user's experiments come beside the built-in ones.
+    listing = {e["id"]: e for e in json.loads(proc.stdout)["experiments"]}
+    assert "validate-bianchi" in listing
+    entry = listing["demo-fig1"]
     assert entry["available"] is True
     assert entry["missing_arms"] == [
         {"axis": "scheme", "value": "better", "reason": "needs the better scheme"}
     ]
     text = run_cli(["experiments"], fake=True, cwd=tmp_path, env=env).stdout
     assert any(line.startswith("demo-fig1") and " partial " in line for line in text.splitlines())
+    assert "arm scheme = better waits: needs the better scheme" in text

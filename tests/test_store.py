@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 from manetfair.runner import BatchError, RunSpec, execute
 from manetfair.scenario import load
-from manetfair.store import ResultsStore
+from manetfair.store import SCHEMA_VERSION, ResultsStore, StoreBusyError
 
 
 def specs_for(pair_file, seeds, rates=(400.0,)):
@@ -104,13 +105,137 @@ def test_traces_and_export(fake, tmp_path, pair_file):
         assert traces is not None and traces["bin_s"] == 1.0
         written = store.export(tmp_path / "pq", "parquet")
         csvs = store.export(tmp_path / "csv", "csv")
-    assert {p.name for p in written} == {"runs.parquet", "flows.parquet", "experiment_runs.parquet"}
+    assert {p.name for p in written} == {
+        "runs.parquet",
+        "flows.parquet",
+        "series.parquet",
+        "experiment_runs.parquet",
+    }
     runs = pq.read_table(tmp_path / "pq" / "runs.parquet").to_pylist()
     assert sorted(r["seed"] for r in runs) == [1, 2]
-    assert runs[0]["aggregate_kbps"] == pytest.approx(out[0].summary["aggregate_kbps"])
-    assert json.loads(runs[0]["summary"]) == out[0].summary
+    by_id = {r["run_id"]: r for r in runs}
+    first = by_id[out[0].run_id]
+    assert first["aggregate_kbps"] == pytest.approx(out[0].summary["aggregate_kbps"])
+    assert first["flow.0.rate_kbps"] == 400.0
+    assert first["mac_frames_sent_rts"] == 0 and first["drops_queue_overflow"] == 0
     flows = pq.read_table(tmp_path / "pq" / "flows.parquet").to_pylist()
     assert len(flows) == 2 and flows[0]["src"] == 1 and flows[0]["dst"] == 2
+    assert flows[0]["flow.0.rate_kbps"] == 400.0
+    series = pq.read_table(tmp_path / "pq" / "series.parquet")
+    assert series.column_names == ["run_id", "t", "entity", "metric", "value"]
+    rows = [r for r in series.to_pylist() if r["run_id"] == out[0].run_id]
+    kbps = [r["value"] for r in rows if r["entity"] == "flow0" and r["metric"] == "throughput_kbps"]
+    assert kbps == traces["flow_throughput_kbps"][0]
+    assert {r["entity"] for r in rows if r["metric"] == "queue_pkts"} == {"node1", "node2"}
     links = pacsv.read_csv(tmp_path / "csv" / "experiment_runs.csv").to_pylist()
     assert links[0]["experiment_id"] == "exp" and links[0]["seed"] == 1
-    assert len(csvs) == 3
+    assert links[0]["rate"] == 400.0
+    assert len(csvs) == 4
+
+
+def test_store_records_schema_and_duckdb_versions(fake, tmp_path):
+    import duckdb
+
+    path = tmp_path / "r.duckdb"
+    with ResultsStore(path) as store:
+        meta = store.meta()
+    assert meta["schema_version"] == str(SCHEMA_VERSION)
+    assert meta["duckdb_version"] == meta["created_by_duckdb"] == duckdb.__version__
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(StoreBusyError, match="schema 99"):
+        ResultsStore(path)
+
+
+def test_export_gives_typed_parameter_columns_that_sort_numerically(fake, tmp_path, pair_file):
+    """The export's parameter columns are typed: a query sorts 1, 2, 10, 20, not as text."""
+    import duckdb
+
+    base = load(pair_file)
+    specs = [
+        RunSpec(
+            base.with_overrides({"flow.0.rate_kbps": float(rate)}).with_run(seed=1),
+            1,
+            experiment_id="demo",
+            variant={"stations": stations, "access": "basic"},
+            parameters={"layout.stations": stations, "flow.0.rate_kbps": float(rate)},
+        )
+        for stations, rate in ((10, 100), (2, 200), (20, 300), (1, 400))
+    ]
+    with ResultsStore(tmp_path / "r.duckdb") as store:
+        outcomes = execute(specs, store, simulate=counting([]))
+        store.export(tmp_path / "out", "parquet")
+    by_stations = {o.spec.variant["stations"]: o.summary["aggregate_kbps"] for o in outcomes}
+    runs = pq.read_table(tmp_path / "out" / "runs.parquet")
+    assert str(runs.schema.field("layout.stations").type) == "int64"
+    assert str(runs.schema.field("flow.0.rate_kbps").type) == "double"
+    con = duckdb.connect()
+    runs_path = tmp_path / "out" / "runs.parquet"
+    rows = con.execute(
+        f"SELECT \"layout.stations\" AS stations, count(*) FROM '{runs_path}' "
+        "GROUP BY stations ORDER BY stations"
+    ).fetchall()
+    assert [r[0] for r in rows] == [1, 2, 10, 20]
+    links_path = tmp_path / "out" / "experiment_runs.parquet"
+    rows = con.execute(
+        f"SELECT e.stations, avg(r.aggregate_kbps) FROM '{links_path}' e "
+        f"JOIN '{runs_path}' r USING (run_id) WHERE e.experiment_id = 'demo' "
+        "GROUP BY e.stations ORDER BY e.stations"
+    ).fetchall()
+    assert [r[0] for r in rows] == [1, 2, 10, 20]
+    assert [r[1] for r in rows] == pytest.approx([by_stations[n] for n in (1, 2, 10, 20)])
+
+
+READER = """
+import sys, time
+sys.path.insert(0, sys.argv[3])
+import fake_core
+fake_core.install()
+from manetfair.store import ResultsStore
+path, target, ready = sys.argv[1], int(sys.argv[2]), sys.argv[4]
+counts, end = [], time.monotonic() + 300
+while time.monotonic() < end:
+    counts.append(ResultsStore(path, read_only=True).count())
+    if len(counts) == 1:
+        open(ready, "w").close()
+    if counts[-1] >= target:
+        break
+    time.sleep(0.02)
+print(" ".join(map(str, counts)))
+"""
+
+
+def test_other_processes_read_the_store_while_a_batch_writes(fake, tmp_path, pair_file):
+    """A batch writes run after run; meanwhile another process opens the store
+    read-only again and again and sees the count grow."""
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "r.duckdb"
+    with ResultsStore(path) as store:
+        execute(specs_for(pair_file, [1]), store, simulate=counting([]))
+
+    def slow(text, origin):
+        time.sleep(0.2)
+        return counting([])(text, origin)
+
+    ready = tmp_path / "reader-ready"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(path), "15", str(Path(__file__).parent), str(ready)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not ready.exists() and reader.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with ResultsStore(path) as store:
+        execute(specs_for(pair_file, range(2, 16)), store, simulate=slow)
+    out, err = reader.communicate(timeout=300)
+    assert reader.returncode == 0, err
+    counts = [int(c) for c in out.split()]
+    assert counts[-1] == 15
+    # Reads succeeded while the batch was writing: counts between the first and last.
+    assert any(1 < c < 15 for c in counts), counts

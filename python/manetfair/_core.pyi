@@ -30,11 +30,17 @@ def run_scenario(
     origin: str = "<scenario>",
     seed: int | None = None,
     duration_s: float | None = None,
-    progress: Callable[[float, float], None] | None = None,
+    progress: Callable[..., None] | None = None,
     pcap_path: str | None = None,
     pcap_snaplen: int = 256,
     base_dir: str | None = None,
     max_memory: int | None = None,
+    progress_events: bool = False,
+    trace_path: str | None = None,
+    trace_nodes: list[int] | None = None,
+    trace_flows: list[int] | None = None,
+    trace_events: list[str] | None = None,
+    positions_path: str | None = None,
 ) -> tuple[str, str]:
     """Runs one scenario; returns (summary JSON, traces JSON).
 
@@ -42,7 +48,10 @@ def run_scenario(
     IEEE 802.11 with radiotap headers), at most `pcap_snaplen` bytes each; the
     file appears only once the run has finished. Signals are looked at every
     few hundred thousand events: Ctrl-C raises KeyboardInterrupt saying how far
-    the run got.
+    the run got. `progress(now_s, duration_s)` is called once per simulated
+    second, with `progress_events` as `progress(now_s, duration_s, events)`.
+    `trace_path` receives every packet event as JSON lines (docs/trace.md),
+    `positions_path` every node's position each second.
     """
 
 def shares(

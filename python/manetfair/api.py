@@ -16,7 +16,7 @@ Progress = Callable[[float, float], None]
 
 @dataclass
 class RunResult:
-    """One finished run: `summary` is CONTRACT §3; `traces` the per-second series."""
+    """One finished run: `summary` is docs/contract.md §3; `traces` the per-second series."""
 
     summary: dict[str, Any]
     traces: dict[str, Any]
@@ -41,7 +41,8 @@ class RunResult:
 
     def series_columns(self) -> dict[str, list[Any]]:
         """The traces as named columns of equal length, one row per bin of `bin_s`:
-        time_s; flow<i>_kbps; node<id>_queue_pkts and node<id>_busy_frac; and for TCP
+        time_s; flow<i>_kbps; node<id>_queue_pkts, node<id>_busy_frac and
+        node<id>_nav_frac (the fraction of the bin the NAV was set); and for TCP
         flows flow<i>_cwnd_pkts, _ssthresh_pkts, _srtt_s, _rttvar_s."""
         t = self.traces
         cols: dict[str, list[Any]] = {"time_s": list(t.get("time_s", []))}
@@ -52,6 +53,8 @@ class RunResult:
             cols[f"node{node}_queue_pkts"] = list(values)
         for node, values in zip(ids, t.get("radio_busy_frac", [])):
             cols[f"node{node}_busy_frac"] = list(values)
+        for node, values in zip(ids, t.get("nav_busy_frac", [])):
+            cols[f"node{node}_nav_frac"] = list(values)
         for i, tcp in enumerate(t.get("tcp", []) or []):
             if tcp:
                 for key, values in tcp.items():
@@ -173,10 +176,17 @@ def run(
 
 def run_prepared(
     sc: Scenario,
-    progress: Progress | None = None,
+    progress: Callable[..., None] | None = None,
     pcap: str | os.PathLike[str] | None = None,
     max_memory: int | None = None,
+    *,
+    progress_events: bool = False,
+    **core_options: Any,
 ) -> RunResult:
-    """Runs a Scenario as it is (seed, duration and overrides already applied)."""
-    summary_json, traces_json = sc.run_in_core(progress, pcap, max_memory)
+    """Runs a Scenario as it is (seed, duration and overrides already applied). With
+    `progress_events`, `progress` receives (now_s, duration_s, events); `core_options`
+    (trace_path, trace_nodes, trace_flows, trace_events) go to the core."""
+    summary_json, traces_json = sc.run_in_core(
+        progress, pcap, max_memory, progress_events=progress_events, **core_options
+    )
     return RunResult(json.loads(summary_json), json.loads(traces_json), sc)

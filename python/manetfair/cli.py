@@ -1,4 +1,4 @@
-"""The `manetfair` command (CONTRACT §1): run, check, experiments, reproduce, sweep, export.
+"""The `manetfair` command (docs/contract.md §1): run, check, experiments, reproduce, sweep, export.
 
 Exit status: 0 success; 2 bad input (scenario, file, argument, experiment id), with a
 one-paragraph message and no traceback; 1 any other failure. With --json exactly one
@@ -24,6 +24,7 @@ from typing import Any, Callable, TextIO
 from manetfair.errors import InputError, Terminated
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+TRACE_EVENTS = ("enqueue", "dequeue", "tx_start", "tx_end", "rx_ok", "rx_lost", "drop")
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 # Bounds on counts given on the command line (docs/cli.md, docs/reliability.md).
@@ -72,7 +73,9 @@ def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text[:40]!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, not {text[:40]!r}"
+        ) from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text}")
     return value
@@ -121,8 +124,50 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write every frame put on the air to FILE (pcap, 802.11 + radiotap)",
     )
+    r.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE",
+        help="write every packet event to FILE: JSON lines, or Parquet if FILE ends "
+        "in .parquet (docs/trace.md)",
+    )
+    r.add_argument(
+        "--trace-node",
+        type=int,
+        action="append",
+        metavar="ID",
+        help="trace only this node (repeatable)",
+    )
+    r.add_argument(
+        "--trace-flow",
+        type=_int_in(0, 2**32 - 2, "a flow id"),
+        action="append",
+        metavar="F",
+        help="trace only this flow (repeatable)",
+    )
+    r.add_argument(
+        "--trace-event",
+        action="append",
+        choices=TRACE_EVENTS,
+        metavar="KIND",
+        help=f"trace only this kind of event (repeatable): {', '.join(TRACE_EVENTS)}",
+    )
+    r.add_argument(
+        "--view",
+        type=Path,
+        metavar="FILE.html",
+        help="also write a self-contained HTML animation of the run (as `manetfair view`)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
+
+    v = sub.add_parser("view", help="write an HTML animation of one run")
+    v.add_argument("file", metavar="FILE.toml")
+    v.add_argument("--out", type=Path, metavar="FILE.html", help="default: FILE.html beside it")
+    v.add_argument("--seed", type=_seed, help="override the file's seed")
+    v.add_argument("--duration", type=_positive_float, metavar="S", help="override duration_s")
+    v.add_argument("--param", action="append", default=[], metavar="KEY.PATH=VALUE")
+    v.add_argument("--quiet", action="store_true", help="no progress bar")
 
     c = sub.add_parser("check", help="validate a scenario without running it")
     c.add_argument("file", metavar="FILE.toml")
@@ -131,6 +176,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("experiments", help="list the built-in experiments")
     e.add_argument("--json", action="store_true")
+
+    xs = sub.add_parser("examples", help="copy the example scenarios into a directory")
+    xs.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        default=Path("examples"),
+        metavar="DIR",
+        help="where to copy them (default ./examples)",
+    )
+    xs.add_argument("--force", action="store_true", help="overwrite files that exist")
 
     rp = sub.add_parser("reproduce", help="run built-in experiments and write the report")
     rp.add_argument("ids", nargs="*", metavar="ID")
@@ -147,6 +203,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--store", type=Path, metavar="PATH", help=store_help)
     rp.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
     rp.add_argument("--quiet", action="store_true", help="no progress or per-run log lines")
+    _backend_args(rp)
+    rp.add_argument(
+        "--reception",
+        choices=["threshold", "sinr"],
+        default="threshold",
+        help="reception model of every run: threshold capture as the papers' ns-2 "
+        "(default) or SINR as ns-3 (docs/models.md); the report puts both side by side",
+    )
     rp.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
 
     sw = sub.add_parser("sweep", help="run a scenario over a parameter grid and seeds")
@@ -170,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
     sw.add_argument("--json", action="store_true", help="print every run and the per-point means")
     sw.add_argument("--quiet", action="store_true")
+    _backend_args(sw)
     sw.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
 
     sh = sub.add_parser(
@@ -211,10 +276,25 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         metavar="PATH",
-        help="directory to write runs, flows and experiment_runs tables into",
+        help="directory to write the runs, flows, series and experiment_runs tables into",
     )
     ex.add_argument("--store", type=Path, metavar="PATH", help=store_help)
     return p
+
+
+def _backend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        default="local",
+        help="local worker processes (default) or a Ray cluster (docs/cluster.md)",
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="with --backend ray: the cluster's head, HOST:PORT or 'auto' "
+        "(default: a private local Ray instance)",
+    )
 
 
 def _version_text() -> str:
@@ -230,8 +310,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
+        "view": cmd_view,
         "check": cmd_check,
         "experiments": cmd_experiments,
+        "examples": cmd_examples,
         "reproduce": cmd_reproduce,
         "sweep": cmd_sweep,
         "shares": cmd_shares,
@@ -245,6 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = handlers[args.command](args)
         _flush_stdout()
         return code
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, and keep Python from
+        # complaining when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except (InputError, _core.ScenarioError) as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT
@@ -278,6 +365,8 @@ def _flush_stdout() -> None:
     """Reports output that could not be written (a full disk under a redirection)."""
     try:
         sys.stdout.flush()
+    except BrokenPipeError:
+        raise  # the reader went away: main() ends quietly
     except OSError as exc:
         # Whatever is still buffered is lost; keep the exit from failing on it again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -321,13 +410,48 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from manetfair.api import prepare, run_prepared
+    from manetfair.api import RunResult, prepare, run_prepared
+    from manetfair.progress import run_progress
+    from manetfair.trace import TraceTarget
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
-    # The core checks the scenario before the first progress call, so bad input is
-    # reported before a bar appears, and the file is parsed once.
-    with _sim_progress(args) as progress:
-        result = run_prepared(sc, progress, args.pcap, max_memory=args.max_memory)
+    sc.canonical_json()  # bad input fails here, before a progress bar appears
+    if args.view is not None and args.trace is not None:
+        raise InputError("run: --view and --trace each trace the run; give one of them")
+    filters = (args.trace_node, args.trace_flow, args.trace_event)
+    if args.trace is None and any(filters):
+        raise InputError("run: --trace-node, --trace-flow and --trace-event need --trace FILE")
+    options: dict[str, Any] = {}
+    trace = TraceTarget(args.trace) if args.trace is not None else None
+    if trace is not None:
+        options = {
+            "trace_path": str(trace.core_path),
+            "trace_nodes": args.trace_node,
+            "trace_flows": args.trace_flow,
+            "trace_events": args.trace_event,
+        }
+    with _maybe_progress(args, run_progress) as progress:
+        if args.view is not None:
+            from manetfair.view import write_view
+
+            summary_json, traces_json = write_view(
+                sc, args.view, progress, progress_events=progress is not None, pcap=args.pcap
+            )
+            result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
+        else:
+            result = run_prepared(
+                sc,
+                progress,
+                args.pcap,
+                max_memory=args.max_memory,
+                progress_events=progress is not None,
+                **options,
+            )
+    if trace is not None:
+        trace.finish()
+        _log(args, f"wrote {args.trace}")
+    if args.view is not None:
+        _log(args, f"wrote {args.view}")
     if args.pcap is not None:
         _log(args, f"wrote {args.pcap}")
     if args.out is not None:
@@ -341,37 +465,26 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _sim_progress(args: argparse.Namespace) -> Iterator[Callable[[float, float], None] | None]:
-    if not _want_bar(args):
+def _maybe_progress(args: argparse.Namespace, factory: Any) -> Iterator[Any]:
+    if _want_bar(args):
+        with factory() as progress:
+            yield progress
+    else:
         yield None
-        return
-    from tqdm import tqdm
 
-    bars: list[Any] = []
 
-    def progress(now_s: float, duration_s: float) -> None:
-        if not bars:
-            bars.append(
-                tqdm(
-                    total=duration_s,
-                    unit="s",
-                    file=sys.stderr,
-                    leave=False,
-                    desc="simulating",
-                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}",
-                )
-            )
-        bar = bars[0]
-        bar.total = duration_s
-        bar.n = min(now_s, duration_s)
-        bar.set_postfix_str(f"{now_s:.0f}/{duration_s:.0f} s simulated", refresh=False)
-        bar.refresh()
+def cmd_view(args: argparse.Namespace) -> int:
+    from manetfair.api import prepare
+    from manetfair.progress import run_progress
+    from manetfair.view import write_view
 
-    try:
-        yield progress
-    finally:
-        if bars:
-            bars[0].close()
+    sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
+    sc.canonical_json()
+    out = args.out if args.out is not None else Path(args.file).with_suffix(".html")
+    with _maybe_progress(args, run_progress) as progress:
+        write_view(sc, out, progress, progress_events=progress is not None)
+    print(out)
+    return EXIT_OK
 
 
 def _print_summary(s: dict[str, Any], out: TextIO) -> None:
@@ -449,6 +562,27 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             f"{x['id']:<{width}}  {_availability_word(x):<9}  {x['paper']:<24}  "
             f"{x['figure']:<{fwidth}}  {x['description']}"
         )
+        if not x["available"]:
+            print(f"{'':<{width}}  why not: {x['reason']}")
+        for arm in x["missing_arms"]:
+            print(f"{'':<{width}}  arm {arm['axis']} = {arm['value']} waits: {arm['reason']}")
+    return EXIT_OK
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    """Copies the example scenarios shipped in the package to DIR, for editing."""
+    from importlib import resources
+
+    source = resources.files("manetfair") / "examples"
+    names = sorted(p.name for p in source.iterdir() if p.name.endswith(".toml"))
+    args.dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        target = args.dir / name
+        if target.exists() and not args.force:
+            print(f"kept {target} (exists; --force overwrites)", file=sys.stderr)
+            continue
+        target.write_bytes((source / name).read_bytes())
+        print(target)
     return EXIT_OK
 
 
@@ -459,31 +593,28 @@ def _availability_word(entry: dict[str, Any]) -> str:
     return "partial" if entry["missing_arms"] else "yes"
 
 
-def _on_done(args: argparse.Namespace) -> tuple[Callable[..., None], Callable[[], None]]:
-    """A per-run callback (a progress bar on a terminal, else one log line per run)."""
-    from manetfair.runner import describe
+def _batch_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The runner's progress callbacks and backend for a batch command."""
+    options: dict[str, Any] = {}
+    if getattr(args, "backend", "local") == "ray":
+        from manetfair.cluster import RayBackend
 
-    if args.quiet:
-        return (lambda outcome, done, total: None), (lambda: None)
-    if sys.stderr.isatty():
-        from tqdm import tqdm
+        options["backend"] = RayBackend(args.address)
+    elif getattr(args, "address", None):
+        raise InputError("--address is for --backend ray")
+    if not args.quiet:
+        from manetfair.progress import BatchProgress
 
-        bars: list[Any] = []
+        progress = BatchProgress()
+        options["on_start"] = progress.begin
+        options["on_done"] = progress
+    return options
 
-        def bar_cb(outcome: Any, done: int, total: int) -> None:
-            if not bars:
-                bars.append(tqdm(total=total, unit="run", file=sys.stderr, desc="runs"))
-            label = outcome.spec.experiment_id or Path(outcome.spec.scenario.origin).name
-            bars[0].write(f"[{done}/{total}] {label} {describe(outcome)}", file=sys.stderr)
-            bars[0].update(1)
 
-        return bar_cb, (lambda: bars[0].close() if bars else None)
-
-    def line_cb(outcome: Any, done: int, total: int) -> None:
-        label = outcome.spec.experiment_id or Path(outcome.spec.scenario.origin).name
-        print(f"[{done}/{total}] {label} {describe(outcome)}", file=sys.stderr, flush=True)
-
-    return line_cb, (lambda: None)
+def _close_progress(options: dict[str, Any]) -> None:
+    progress = options.get("on_done")
+    if progress is not None:
+        progress.close()
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -501,7 +632,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             for exp_id, why in missing:
                 _err(f"experiment {exp_id} is not yet available: {why}")
             return EXIT_FAILURE
-    callback, close = _on_done(args)
+    options = _batch_options(args)
     with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}")
         try:
@@ -511,12 +642,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 quick=args.quick,
                 seeds=args.seeds,
                 jobs=args.jobs or default_jobs(),
-                on_done=callback,
                 availability=availability,
                 max_memory=args.max_memory,
+                reception=args.reception,
+                **options,
             )
         finally:
-            close()
+            _close_progress(options)
     report.write(results, args.out)
     _log(args, f"report: {args.out / 'index.html'}")
     if args.json:
@@ -603,7 +735,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                     parameters=variant,
                 )
             )
-    callback, close = _on_done(args)
+    options = _batch_options(args)
     with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}; {len(specs)} runs")
         try:
@@ -611,11 +743,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 specs,
                 store,
                 jobs=args.jobs or default_jobs(),
-                on_done=callback,
                 max_memory=args.max_memory,
+                **options,
             )
         finally:
-            close()
+            _close_progress(options)
     runs = [claims.Run(o.spec.variant, o.spec.seed, o.summary) for o in outcomes]
     points = []
     for combo in itertools.product(*[values for _, values in axes]):
@@ -764,7 +896,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise InputError(
             f"{path}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
         )
-    with ResultsStore(path) as store:
+    with ResultsStore(path, read_only=True) as store:
         for written in store.export(args.out, args.format):
             print(written)
     return EXIT_OK

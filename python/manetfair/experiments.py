@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -228,31 +229,45 @@ def _wheres(spec: Any) -> list[Mapping[str, Any]]:
     return found
 
 
+def builtin_dir() -> Path:
+    """The experiments that ship inside the package (importlib.resources), wherever
+    pip put it: a wheel in site-packages or an editable source tree."""
+    return Path(str(resources.files("manetfair") / "experiments"))
+
+
 def experiments_dir() -> Path:
-    """`$MANETFAIR_EXPERIMENTS`; else the experiments/ of the source tree this package
-    runs from (an editable install), a packaged copy, or ./experiments."""
-    env = os.environ.get(EXPERIMENTS_ENV)
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve().parent
-    for candidate in (
-        here.parent.parent / "experiments",
-        here / "experiments",
-        Path.cwd() / "experiments",
-    ):
-        if candidate.is_dir():
-            return candidate
-    raise InputError(
-        "cannot find the experiments directory; set MANETFAIR_EXPERIMENTS to the "
-        "experiments/ folder of the manetfair source tree"
-    )
+    """The built-in experiments directory (kept for callers that want one path)."""
+    return builtin_dir()
+
+
+def experiment_dirs() -> list[Path]:
+    """The built-in experiments, then each directory listed in `$MANETFAIR_EXPERIMENTS`
+    (separated by the platform's path separator, `:` on Unix): a user's own
+    experiments beside the built-in ones. A listed directory that is the built-in one
+    is read once."""
+    dirs = [builtin_dir()]
+    seen = {dirs[0].resolve()}
+    for entry in os.environ.get(EXPERIMENTS_ENV, "").split(os.pathsep):
+        if not entry:
+            continue
+        path = Path(entry)
+        if not path.is_dir():
+            raise InputError(
+                f"{EXPERIMENTS_ENV}: {entry} is not a directory; it lists directories of "
+                "experiment files to add to the built-in ones"
+            )
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            dirs.append(path)
+    return dirs
 
 
 def load_all(directory: Path | None = None) -> list[Experiment]:
-    """Every experiment under `directory`, sorted by id (ids must be unique)."""
-    root = directory if directory is not None else experiments_dir()
+    """Every experiment under `directory` (default: the built-in ones and those of
+    `$MANETFAIR_EXPERIMENTS`), sorted by id (ids must be unique)."""
+    roots = [directory] if directory is not None else experiment_dirs()
     found: dict[str, Experiment] = {}
-    for path in sorted(root.rglob("*.toml")):
+    for path in [p for root in roots for p in sorted(root.rglob("*.toml"))]:
         try:
             doc = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:

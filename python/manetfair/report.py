@@ -46,7 +46,11 @@ def code_version() -> str:
 
 def write(results: Sequence[ExperimentResult], out: Path) -> list[Path]:
     """Writes index.md, index.html and per available experiment <id>.md, <id>.html,
-    <id>.json, the figure <id>.png and the topology <id>-topology.png."""
+    <id>.json, the figure <id>.png and the topology <id>-topology.png; runs under the
+    SINR reception model get <id>-sinr.* instead, and reception.md/.html puts both
+    models side by side wherever both were reported (report_reception.py)."""
+    from manetfair import report_reception
+
     out.mkdir(parents=True, exist_ok=True)
     stamp = {
         "version": code_version(),
@@ -56,7 +60,7 @@ def write(results: Sequence[ExperimentResult], out: Path) -> list[Path]:
     for r in results:
         if not r.available:
             continue
-        exp_id = r.experiment.id
+        exp_id = r.experiment.id + report_reception.suffix(r.reception)
         png = out / f"{exp_id}.png"
         topo = out / f"{exp_id}-topology.png"
         drawn = plots.figure(r, png)
@@ -66,9 +70,13 @@ def write(results: Sequence[ExperimentResult], out: Path) -> list[Path]:
             r, png.name if drawn else None, topo.name if topo_drawn else None, stamp
         )
         written.append(_write(out / f"{exp_id}.md", md))
-        written.append(_write(out / f"{exp_id}.html", _html_page(r.experiment.title, body)))
+        title = r.experiment.title + report_reception.title_suffix(r.reception)
+        written.append(_write(out / f"{exp_id}.html", _html_page(title, body)))
         written.append(_write(out / f"{exp_id}.json", json.dumps(_entry(r, stamp), indent=1)))
+    written += report_reception.write(out)
     md, body = _index(results, out, stamp)
+    link_md, link_html = report_reception.index_link(out)
+    md, body = md + link_md, body + link_html
     written.append(_write(out / "index.md", md))
     written.append(_write(out / "index.html", _html_page("manetfair reproduction report", body)))
     return written
@@ -104,6 +112,11 @@ def _entry(r: ExperimentResult, stamp: Mapping[str, str]) -> dict[str, Any]:
         "quick": r.quick,
         "seeds": len({o.spec.seed for o in r.outcomes}),
         "runs": len(r.outcomes),
+        "reception": r.reception,
+        "claims": [
+            {"what": v.what, "paper": v.paper, "measured": v.measured, "holds": v.holds}
+            for v in r.verdicts
+        ],
         **stamp,
     }
 
@@ -123,9 +136,10 @@ def _index(
 ) -> tuple[str, str]:
     """Every experiment: this run's, then those an earlier run reported in `out` (from
     their `<id>.json`), then the rest of the known ones as unavailable or not run."""
-    fresh = {r.experiment.id: r for r in results}
+    # The index lists the papers' own reception model; SINR runs have their page.
+    fresh = {r.experiment.id: r for r in results if r.reception == "threshold"}
     order = [r.experiment for r in results]
-    seen = set(fresh)
+    seen = {e.id for e in order}
     for exp in _known_experiments():
         if exp.id not in seen:
             order.append(exp)
@@ -225,7 +239,9 @@ def _experiment_page(
     cached = sum(o.cached for o in r.outcomes)
     facts = (
         f"{len(r.outcomes)} runs ({len(seeds)} seeds per variant, {cached} served from the "
-        f"results store){', quick mode' if r.quick else ''}. Code version {stamp['version']}, "
+        f"results store){', quick mode' if r.quick else ''}"
+        f"{', reception model ' + r.reception if r.reception != 'threshold' else ''}. "
+        f"Code version {stamp['version']}, "
         f"written {stamp['date']}. Experiment id {exp.id}, paper file {exp.paper}."
     )
     md = [f"# {exp.title}\n", f"{exp.description}\n", facts + "\n"]

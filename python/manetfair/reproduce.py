@@ -1,5 +1,5 @@
 """The one generic runner behind `manetfair reproduce`: runs experiments' sweeps
-through the results store, evaluates their claims and shapes CONTRACT §4 JSON."""
+through the results store, evaluates their claims and shapes docs/contract.md §4 JSON."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ class ExperimentResult:
     outcomes: list[RunOutcome] = field(default_factory=list)
     verdicts: list[claims_mod.Verdict] = field(default_factory=list)
     traces: dict[str, Any] = field(default_factory=dict)  # run id -> traces, when used
+    reception: str = "threshold"  # radio.reception of every run (docs/models.md)
 
     @property
     def runs(self) -> list[claims_mod.Run]:
@@ -60,9 +61,15 @@ def reproduce(
     on_done: Callable[[RunOutcome, int, int], None] | None = None,
     availability: Mapping[str, tuple[bool, str]] | None = None,
     max_memory: int | None = None,
+    reception: str = "threshold",
+    **options: Any,
 ) -> list[ExperimentResult]:
     """Runs every available experiment's sweep as one batch (so `jobs` workers stay busy
-    across experiments), then evaluates each experiment's claims on its runs."""
+    across experiments), then evaluates each experiment's claims on its runs.
+
+    `reception` other than "threshold" runs every scenario under that reception model
+    (`radio.reception`); the experiments' own settings are otherwise unchanged. `options`
+    (on_start, backend) go to `runner.execute`."""
     results: list[ExperimentResult] = []
     batch: list[RunSpec] = []
     owners: list[int] = []
@@ -70,10 +77,14 @@ def reproduce(
         ok, why = (
             availability[exp.id] if availability and exp.id in availability else exp.availability()
         )
-        result = ExperimentResult(exp, ok, why, quick)
+        result = ExperimentResult(exp, ok, why, quick, reception=reception)
         results.append(result)
         if ok:
             specs = exp.specs(quick, seeds=seeds)
+            if reception != "threshold":
+                for spec in specs:
+                    spec.scenario = spec.scenario.with_overrides({"radio.reception": reception})
+                    spec.parameters = {**spec.parameters, "radio.reception": reception}
             batch.extend(specs)
             owners.extend([len(results) - 1] * len(specs))
     outcomes = execute(
@@ -84,6 +95,7 @@ def reproduce(
         on_done=on_done,
         experiment_quick=quick,
         max_memory=max_memory,
+        **options,
     )
     for owner, outcome in zip(owners, outcomes):
         results[owner].outcomes.append(outcome)
@@ -99,7 +111,7 @@ def reproduce(
 
 
 def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
-    """CONTRACT §4: every experiment with every run's whole summary and its claims.
+    """docs/contract.md §4: every experiment with every run's whole summary and its claims.
 
     A run's `variant` is the scenario settings its variant changes (dotted keys, as
     `{"mac.queue": "nred", "nred.max_p": 0.14}`; `layout.*` keys are the experiment's
@@ -126,6 +138,7 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
                 "available": r.available,
                 "reason": r.reason if not r.available else "",
                 "quick": r.quick,
+                "reception": r.reception,
                 "runs": [
                     {
                         "variant": o.spec.parameters,

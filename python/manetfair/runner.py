@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from manetfair.errors import InputError
 from manetfair.scenario import Scenario, hash_canonical
@@ -25,6 +25,14 @@ from manetfair.store import ResultsStore
 
 # (scenario JSON text, origin) -> (summary JSON, traces JSON)
 Simulate = Callable[[str, str], tuple[str, str]]
+
+
+class Backend(Protocol):
+    """Somewhere else to run simulations (manetfair.cluster.RayBackend)."""
+
+    def simulate_all(
+        self, work: list[tuple[list[int], RunSpec]], simulate: Simulate
+    ) -> Iterator[tuple[list[int], tuple[str, str] | Exception]]: ...
 
 
 def simulate_with_core(text: str, origin: str, max_memory: int | None = None) -> tuple[str, str]:
@@ -110,6 +118,8 @@ def execute(
     simulate: Simulate = simulate_with_core,
     on_done: Callable[[RunOutcome, int, int], None] | None = None,
     experiment_quick: bool = False,
+    on_start: Callable[[list[RunSpec]], None] | None = None,
+    backend: Backend | None = None,
     max_memory: int | None = None,
 ) -> list[RunOutcome]:
     """Obtains every spec's run, in the order given.
@@ -117,8 +127,10 @@ def execute(
     Runs already in the store (same scenario hash, seed and code version) are not
     simulated again. Each simulated run is committed as soon as it returns, so an
     interrupted batch resumes where it stopped. `on_done(outcome, done, total)` is
-    called in the calling process after each run, cached or not. A batch of no runs
-    is refused: it is always a mistake in the sweep that made it.
+    called in the calling process after each run, cached or not; `on_start(specs)`
+    once with the runs that will be simulated. `backend` (e.g. a Ray cluster) runs
+    them instead of local worker processes. A batch of no runs is refused: it is
+    always a mistake in the sweep that made it.
     """
     specs = _with_throttle_references(list(specs), store, jobs, simulate)
     specs = [s.prepare(max_memory) for s in specs]
@@ -144,12 +156,13 @@ def execute(
             on_done(outcome, done, total)
 
     pending: dict[tuple[str, int], list[int]] = {}
-    for i, spec in enumerate(specs):
-        hit = store.lookup(spec.scenario_hash, spec.seed, version)
-        if hit is not None:
-            finish(i, RunOutcome(spec, hit.run_id, hit.summary, cached=True))
-        else:
-            pending.setdefault((spec.scenario_hash, spec.seed), []).append(i)
+    with store.session():
+        for i, spec in enumerate(specs):
+            hit = store.lookup(spec.scenario_hash, spec.seed, version)
+            if hit is not None:
+                finish(i, RunOutcome(spec, hit.run_id, hit.summary, cached=True))
+            else:
+                pending.setdefault((spec.scenario_hash, spec.seed), []).append(i)
 
     failures: list[RunFailure] = []
 
@@ -171,9 +184,20 @@ def execute(
             finish(i, RunOutcome(specs[i], run_id, summary, cached=n > 0))
 
     work = [(indices, specs[indices[0]]) for indices in pending.values()]
-    for indices, result in _simulate_all(work, simulate, jobs):
+    if on_start is not None:
+        on_start([spec for _, spec in work])
+    stream = (
+        backend.simulate_all(work, simulate)
+        if backend is not None
+        else _simulate_all(work, simulate, jobs)
+    )
+    for indices, result in stream:
         if isinstance(result, Exception):
-            why = str(result) if isinstance(result, WorkerError) else f"{type(result).__name__}: {result}"
+            why = (
+                str(result)
+                if isinstance(result, WorkerError)
+                else f"{type(result).__name__}: {result}"
+            )
             failures.append(RunFailure(specs[indices[0]], why))
         else:
             store_result(indices, *result)
@@ -272,7 +296,9 @@ class WorkerPool:
                         indices, text, origin = queue.pop()
                         conn.send((text, origin))
                         busy[slot] = indices
-                ready = set(wait([workers[s][1] for s in busy] + [workers[s][0].sentinel for s in busy]))
+                ready = set(
+                    wait([workers[s][1] for s in busy] + [workers[s][0].sentinel for s in busy])
+                )
                 for slot in list(busy):
                     proc, conn = workers[slot]
                     if conn in ready:
@@ -288,8 +314,13 @@ class WorkerPool:
                         proc.join(1)
                         indices = busy.pop(slot)
                         code = proc.exitcode
-                        how = f"signal {-code}" if code is not None and code < 0 else f"status {code}"
-                        yield indices, WorkerDied(f"the worker process died ({how}) during this run")
+                        how = (
+                            f"signal {-code}" if code is not None and code < 0 else f"status {code}"
+                        )
+                        yield (
+                            indices,
+                            WorkerDied(f"the worker process died ({how}) during this run"),
+                        )
                         conn.close()
                         workers[slot] = self._start()
         finally:

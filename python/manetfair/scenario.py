@@ -150,15 +150,21 @@ class Scenario:
 
     def run_in_core(
         self,
-        progress: Callable[[float, float], None] | None = None,
+        progress: Callable[..., None] | None = None,
         pcap: str | os.PathLike[str] | None = None,
         max_memory: int | None = None,
+        progress_events: bool = False,
+        **core_options: Any,
     ) -> tuple[str, str]:
         """Runs the scenario in the native core, in this process: (summary, traces) JSON.
 
         With `pcap`, every frame put on the air is written to that file.
         """
         extra: dict[str, Any] = {"progress": progress, **_memory(max_memory)}
+        # trace_path, trace_nodes, ..., positions_path (crates/py): only those given.
+        extra.update({k: v for k, v in core_options.items() if v is not None})
+        if progress_events:
+            extra["progress_events"] = True  # progress(now_s, duration_s, events)
         if pcap is not None:
             extra["pcap_path"] = os.fspath(pcap)
         summary_json, traces_json = self._call_core("run_scenario", **extra)

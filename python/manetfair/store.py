@@ -2,8 +2,13 @@
 
 A run is keyed by (scenario hash, seed, code version): asking for the same key
 again is served from the store instead of simulating. Each run is committed as
-soon as it finishes, so an interrupted sweep keeps what it finished. Only the
-process that owns the store writes to it; worker processes hand results back.
+soon as it finishes, so an interrupted sweep keeps what it finished.
+
+DuckDB lets one process at a time open a file. So that other processes (a
+DuckDB client, `manetfair export`, a second sweep) can read or write while a
+long reproduction runs, the store holds the file only while it reads or writes:
+one connection per operation, or per `session()` block for a burst of look-ups.
+An open that meets another process's lock waits and tries again.
 The schema is documented in docs/results-store.md.
 """
 
@@ -11,8 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +30,12 @@ from typing_extensions import Self
 
 DEFAULT_STORE = "manetfair-results.duckdb"
 STORE_ENV = "MANETFAIR_STORE"
+
+# Bumped whenever a table or column changes meaning; a store written with a newer
+# schema is refused rather than misread.
+SCHEMA_VERSION = 2
+# How long an open waits for another process to let go of the file.
+LOCK_WAIT_S = 60.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -51,6 +65,10 @@ CREATE TABLE IF NOT EXISTS experiment_runs (
     quick         BOOLEAN NOT NULL,
     PRIMARY KEY (experiment_id, variant, seed, run_id)
 );
+CREATE TABLE IF NOT EXISTS meta (
+    key    VARCHAR PRIMARY KEY,
+    value  VARCHAR NOT NULL
+);
 """
 
 
@@ -72,25 +90,67 @@ class StoredRun:
 
 
 class ResultsStore:
-    """One DuckDB file, opened for reading and writing by one process at a time."""
+    """One DuckDB file, held open only while it is read or written.
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    With `read_only`, nothing is created or written (for readers beside a writer).
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False
+    ) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.read_only = read_only
+        self._con: Any = None
+        if read_only:
+            if not self.path.exists():
+                raise FileNotFoundError(f"{self.path}: no results store here")
+        elif self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.session() as con:
+            if not read_only:
+                con.execute(SCHEMA)
+            self._check_schema(con)
+
+    # --- connections --------------------------------------------------------------------
+
+    def _open(self) -> Any:
+        """A connection, waiting (with jittered back-off) while another process holds
+        the file; StoreBusyError after LOCK_WAIT_S."""
         import duckdb
 
-        self.path = Path(path) if path is not None else default_path()
-        if self.path.parent and not self.path.parent.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + LOCK_WAIT_S
+        pause = 0.01
+        while True:
+            try:
+                # One thread: the queries are small, and a connection opens faster.
+                return duckdb.connect(
+                    str(self.path), read_only=self.read_only, config={"threads": 1}
+                )
+            except duckdb.IOException as exc:
+                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise StoreBusyError(
+                        f"{self.path}: cannot open the results store ({exc}); another "
+                        "process has held it for more than "
+                        f"{LOCK_WAIT_S:.0f} s, or pass --store PATH for a different file"
+                    ) from None
+            time.sleep(pause * (0.5 + random.random()))
+            pause = min(pause * 2, 0.5)
+
+    @contextmanager
+    def session(self) -> Iterator[Any]:
+        """Holds one connection for the block (nested sessions share it)."""
+        if self._con is not None:
+            yield self._con
+            return
+        self._con = self._open()
         try:
-            self.con = duckdb.connect(str(self.path))
-        except duckdb.IOException as exc:
-            raise StoreBusyError(
-                f"{self.path}: cannot open the results store ({exc}); another manetfair "
-                "process may be using it, or pass --store PATH for a different file"
-            ) from None
-        self.con.execute(SCHEMA)
+            yield self._con
+        finally:
+            con, self._con = self._con, None
+            con.close()
 
     def close(self) -> None:
-        self.con.close()
+        """Nothing stays open between operations; kept for `with` and old callers."""
 
     def __enter__(self) -> Self:
         return self
@@ -98,12 +158,49 @@ class ResultsStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _check_schema(self, con: Any) -> None:
+        import duckdb
+
+        rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        found = int(rows.get("schema_version", "1"))
+        if found > SCHEMA_VERSION:
+            raise StoreBusyError(
+                f"{self.path}: written with results-store schema {found} by "
+                f"{rows.get('manetfair_version', 'a newer manetfair')}; this manetfair reads "
+                f"schema {SCHEMA_VERSION} and older: upgrade it or use another --store"
+            )
+        if self.read_only:
+            return
+        now = {
+            "schema_version": str(SCHEMA_VERSION),
+            "duckdb_version": duckdb.__version__,
+            "manetfair_version": _package_version(),
+        }
+        if "created_by_duckdb" not in rows:
+            now["created_by_duckdb"] = duckdb.__version__
+        for key, value in now.items():
+            if rows.get(key) != value:
+                con.execute(
+                    "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = ?",
+                    [key, value, value],
+                )
+
+    def meta(self) -> dict[str, str]:
+        """The store's schema version and the DuckDB and manetfair versions that wrote
+        it (`schema_version`, `created_by_duckdb`, `duckdb_version` of the last writer,
+        `manetfair_version`)."""
+        with self.session() as con:
+            return dict(con.execute("SELECT key, value FROM meta").fetchall())
+
+    # --- runs ---------------------------------------------------------------------------
+
     def lookup(self, scenario_hash: str, seed: int, code_version: str) -> StoredRun | None:
-        row = self.con.execute(
-            "SELECT run_id, summary, experiment_id, variant, parameters FROM runs "
-            "WHERE scenario_hash = ? AND seed = ? AND code_version = ?",
-            [scenario_hash, seed, code_version],
-        ).fetchone()
+        with self.session() as con:
+            row = con.execute(
+                "SELECT run_id, summary, experiment_id, variant, parameters FROM runs "
+                "WHERE scenario_hash = ? AND seed = ? AND code_version = ?",
+                [scenario_hash, seed, code_version],
+            ).fetchone()
         if row is None:
             return None
         return StoredRun(
@@ -130,102 +227,93 @@ class ResultsStore:
         variant: Mapping[str, Any] | None = None,
         parameters: Mapping[str, Any] | None = None,
     ) -> str:
-        """Stores one finished run in its own transaction; returns its run id."""
-        run_id = uuid.uuid4().hex
+        """Stores one finished run in its own transaction; returns its run id. If a run
+        with the same key is already stored (another process finished it first), that
+        run's id is returned and nothing is written."""
         summary = json.loads(summary_json)
-        self.con.execute("BEGIN TRANSACTION")
-        try:
-            self.con.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    run_id,
-                    scenario_hash,
-                    seed,
-                    code_version,
-                    summary.get("name"),
-                    experiment_id,
-                    _dumps(variant),
-                    _dumps(parameters),
-                    scenario_json,
-                    summary_json,
-                    summary.get("wall_s"),
-                    datetime.now(timezone.utc).replace(tzinfo=None),
-                ],
-            )
-            if traces_json is not None:
-                self.con.execute("INSERT INTO series VALUES (?, ?)", [run_id, traces_json])
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
+        with self.session() as con:
+            existing = con.execute(
+                "SELECT run_id FROM runs WHERE scenario_hash = ? AND seed = ? AND code_version = ?",
+                [scenario_hash, seed, code_version],
+            ).fetchone()
+            if existing is not None:
+                return str(existing[0])
+            run_id = uuid.uuid4().hex
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.execute(
+                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        run_id,
+                        scenario_hash,
+                        seed,
+                        code_version,
+                        summary.get("name"),
+                        experiment_id,
+                        _dumps(variant),
+                        _dumps(parameters),
+                        scenario_json,
+                        summary_json,
+                        summary.get("wall_s"),
+                        datetime.now(timezone.utc).replace(tzinfo=None),
+                    ],
+                )
+                if traces_json is not None:
+                    con.execute("INSERT INTO series VALUES (?, ?)", [run_id, traces_json])
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
         return run_id
 
     def link(
         self, experiment_id: str, variant: Mapping[str, Any], seed: int, run_id: str, quick: bool
     ) -> None:
         """Records that `run_id` is the run of an experiment's variant and seed."""
-        self.con.execute(
-            "INSERT INTO experiment_runs VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [experiment_id, _dumps(variant), seed, run_id, quick],
-        )
+        with self.session() as con:
+            con.execute(
+                "INSERT INTO experiment_runs VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [experiment_id, _dumps(variant), seed, run_id, quick],
+            )
 
     def traces(self, run_id: str) -> dict[str, Any] | None:
-        row = self.con.execute("SELECT traces FROM series WHERE run_id = ?", [run_id]).fetchone()
+        with self.session() as con:
+            row = con.execute("SELECT traces FROM series WHERE run_id = ?", [run_id]).fetchone()
         return json.loads(row[0]) if row else None
 
     def count(self) -> int:
-        row = self.con.execute("SELECT count(*) FROM runs").fetchone()
+        with self.session() as con:
+            row = con.execute("SELECT count(*) FROM runs").fetchone()
         return int(row[0]) if row else 0
 
     def export(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
-        """Writes the runs table (with the summary's headline fields pulled out), one
-        row per flow, and the experiment links, to `out` as Parquet or CSV.
+        """Writes the tidy tables runs, flows and series (and the experiment links) to
+        the directory `out` as Parquet or CSV (docs/results-store.md)."""
+        from manetfair.export import export_store
 
-        `out` is a directory (created if needed) that receives runs.<ext>,
-        flows.<ext> and experiment_runs.<ext>.
-        """
-        if fmt not in ("parquet", "csv"):
-            raise ValueError(f"export format must be 'parquet' or 'csv', not {fmt!r}")
-        out_dir = Path(out)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        queries = {
-            "runs": (
-                "SELECT run_id, scenario_hash, seed, code_version, scenario_name, experiment_id, "
-                "CAST(variant AS VARCHAR) AS variant, CAST(parameters AS VARCHAR) AS parameters, "
-                "CAST(summary->>'duration_s' AS DOUBLE) AS duration_s, "
-                "CAST(summary->>'aggregate_kbps' AS DOUBLE) AS aggregate_kbps, "
-                "CAST(summary->>'jain_index' AS DOUBLE) AS jain_index, "
-                "CAST(summary->>'events' AS BIGINT) AS events, wall_s, created_at, "
-                "CAST(scenario AS VARCHAR) AS scenario, CAST(summary AS VARCHAR) AS summary "
-                "FROM runs ORDER BY created_at, run_id"
-            ),
-            "flows": (
-                "SELECT r.run_id, r.experiment_id, r.seed, "
-                "CAST(f.value->>'id' AS INTEGER) AS flow_id, "
-                "CAST(f.value->>'src' AS BIGINT) AS src, CAST(f.value->>'dst' AS BIGINT) AS dst, "
-                "f.value->>'transport' AS transport, CAST(f.value->>'hops' AS INTEGER) AS hops, "
-                "CAST(f.value->>'throughput_kbps' AS DOUBLE) AS throughput_kbps, "
-                "CAST(f.value->>'delivered_bytes' AS BIGINT) AS delivered_bytes "
-                "FROM runs r, json_each(r.summary->'flows') f ORDER BY r.created_at, r.run_id, flow_id"
-            ),
-            "experiment_runs": (
-                "SELECT experiment_id, CAST(variant AS VARCHAR) AS variant, seed, run_id, quick "
-                "FROM experiment_runs ORDER BY experiment_id, variant, seed"
-            ),
-        }
-        written = []
-        for name, query in queries.items():
-            target = out_dir / f"{name}.{fmt}"
-            option = "(FORMAT PARQUET)" if fmt == "parquet" else "(FORMAT CSV, HEADER)"
-            path_sql = str(target).replace("'", "''")
-            self.con.execute(f"COPY ({query}) TO '{path_sql}' {option}")
-            written.append(target)
-        return written
+        with self.session() as con:
+            return export_store(con, Path(out), fmt)
 
 
 class StoreBusyError(RuntimeError):
-    """The store file is locked by another process."""
+    """The store file is locked by another process for too long, or is unreadable."""
 
 
 def _dumps(value: Mapping[str, Any] | None) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True)
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return f"manetfair {version('manetfair')}"
+    except Exception:  # noqa: BLE001 - a source tree without metadata
+        return "manetfair (unknown version)"
+
+
+def rows_as_dicts(con: Any, query: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """The rows of `query` as dicts keyed by column name."""
+    cur = con.execute(query, list(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]

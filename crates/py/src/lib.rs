@@ -9,6 +9,7 @@
 
 use manetfair_core::scenario::{self, Format, Options, Scenario, DEFAULT_MAX_MEMORY};
 use manetfair_core::sim::{Advance, Simulator};
+use manetfair_core::trace::events::{Filter as TraceFilter, Kind as TraceKind};
 use manetfair_core::SimTime;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
@@ -140,7 +141,7 @@ fn check_scenario(
     Ok(l.load()?.canonical_json())
 }
 
-/// A pcap file written under a temporary name and renamed into place only
+/// An output file (pcap, trace, positions) written under a temporary name and renamed into place only
 /// when the run has finished, so that no truncated capture is ever left.
 struct PcapOut {
     path: PathBuf,
@@ -190,11 +191,17 @@ fn io_error(path: &Path, e: &std::io::Error) -> PyErr {
 }
 
 /// Runs a scenario to its end; returns (summary JSON, traces JSON).
-/// `progress(now_s, duration_s)` is called once per simulated second.
+/// `progress(now_s, duration_s)` is called once per simulated second, or
+/// `progress(now_s, duration_s, events)` with `progress_events`.
 /// With `pcap_path`, every frame put on the air is written there (pcap,
 /// 802.11 with radiotap), keeping at most `pcap_snaplen` bytes of each.
+/// With `trace_path`, every packet event is written there as JSON lines,
+/// keeping only `trace_nodes`, `trace_flows` and `trace_events` if given.
+/// With `positions_path`, every node's position at 0 s and at the end of
+/// each simulated second is written there, one JSON line per instant.
+/// Like the capture, these files appear only once the run has finished.
 #[pyfunction]
-#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None, pcap_path = None, pcap_snaplen = 256, base_dir = None, max_memory = None))]
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None, pcap_path = None, pcap_snaplen = 256, base_dir = None, max_memory = None, progress_events = false, trace_path = None, trace_nodes = None, trace_flows = None, trace_events = None, positions_path = None))]
 #[allow(clippy::too_many_arguments)]
 fn run_scenario(
     py: Python<'_>,
@@ -208,6 +215,12 @@ fn run_scenario(
     pcap_snaplen: usize,
     base_dir: Option<PathBuf>,
     max_memory: Option<u64>,
+    progress_events: bool,
+    trace_path: Option<PathBuf>,
+    trace_nodes: Option<Vec<i64>>,
+    trace_flows: Option<Vec<u32>>,
+    trace_events: Option<Vec<String>>,
+    positions_path: Option<PathBuf>,
 ) -> PyResult<(String, String)> {
     let l = Loading {
         text,
@@ -229,12 +242,41 @@ fn run_scenario(
         }
         None => None,
     };
+    let mut trace = match trace_path {
+        Some(p) => {
+            let mut kinds = Vec::new();
+            for name in trace_events.unwrap_or_default() {
+                kinds.push(TraceKind::from_name(&name).ok_or_else(|| {
+                    let allowed: Vec<&str> = TraceKind::ALL.iter().map(|k| k.name()).collect();
+                    PyValueError::new_err(format!("unknown trace event {name:?}; allowed: {}", allowed.join(", ")))
+                })?);
+            }
+            sim.enable_trace(TraceFilter {
+                nodes: trace_nodes.unwrap_or_default(),
+                flows: trace_flows.unwrap_or_default(),
+                kinds,
+            });
+            Some(PcapOut::create(p)?)
+        }
+        None => None,
+    };
+    let mut positions = match positions_path {
+        Some(p) => {
+            let mut out = PcapOut::create(p)?;
+            out.write(&positions_line(&sim, 0.0))?;
+            Some(out)
+        }
+        None => None,
+    };
     let chunk = SimTime::from_secs_f64(1.0).as_nanos();
     let mut until = SimTime(chunk.min(end.as_nanos()));
     loop {
         let step = py.allow_threads(|| sim.run_for(until, EVENTS_PER_CHECK));
         if let Some(out) = pcap.as_mut() {
             out.write(&sim.take_pcap())?;
+        }
+        if let Some(out) = trace.as_mut() {
+            out.write(&sim.take_trace())?;
         }
         if let Err(e) = py.check_signals() {
             if e.is_instance_of::<PyKeyboardInterrupt>(py) {
@@ -249,8 +291,15 @@ fn run_scenario(
         if step == Advance::Paused {
             continue;
         }
+        if let Some(out) = positions.as_mut() {
+            out.write(&positions_line(&sim, until.as_secs_f64()))?;
+        }
         if let Some(cb) = &progress {
-            cb.call1(py, (until.as_secs_f64(), end.as_secs_f64()))?;
+            if progress_events {
+                cb.call1(py, (until.as_secs_f64(), end.as_secs_f64(), sim.events()))?;
+            } else {
+                cb.call1(py, (until.as_secs_f64(), end.as_secs_f64()))?;
+            }
         }
         if step == Advance::Done {
             break;
@@ -262,7 +311,7 @@ fn run_scenario(
             "internal error: the packet ledger does not balance at the end of {origin}; please report this scenario"
         )));
     }
-    if let Some(out) = pcap {
+    for out in [pcap, trace, positions].into_iter().flatten() {
         out.finish()?;
     }
     let wall_s = started.elapsed().as_secs_f64();
@@ -286,6 +335,22 @@ fn shares(text: &str, fmt: &str, origin: &str, base_dir: Option<PathBuf>) -> PyR
     };
     let sc = l.load()?;
     Ok(manetfair_core::net::throttle::static_report(&sc).to_json())
+}
+
+/// One JSON line: the time and every node's position (in internal order,
+/// with the scenario's ids).
+fn positions_line(sim: &Simulator, t_s: f64) -> Vec<u8> {
+    let ids = &sim.scenario().node_ids;
+    let join = |v: Vec<String>| v.join(",");
+    let pos: Vec<_> = (0..ids.len() as u32).map(|i| sim.position(i)).collect();
+    format!(
+        "{{\"t\":{},\"ids\":[{}],\"x\":[{}],\"y\":[{}]}}\n",
+        t_s,
+        join(ids.iter().map(|i| i.to_string()).collect()),
+        join(pos.iter().map(|p| p.x.to_string()).collect()),
+        join(pos.iter().map(|p| p.y.to_string()).collect()),
+    )
+    .into_bytes()
 }
 
 #[pymodule]

@@ -3,6 +3,7 @@
 //! apart from the decision whether a frame is received (`reception`).
 
 pub mod channel;
+pub mod error_rate;
 pub mod profiles;
 pub mod propagation;
 pub mod radio;
@@ -78,6 +79,8 @@ pub struct PhyConfig {
     pub capture_db: f64,
     /// Threshold model: signals below the receive threshold lock the radio (ns-2).
     pub lock_on_sensed: bool,
+    /// How a radio decides whether a frame is received (`radio.reception`).
+    pub reception: reception::ReceptionModel,
 }
 
 impl PhyConfig {
@@ -91,6 +94,7 @@ impl PhyConfig {
             link_rates: RateSet::NONE.with(Rate::MBPS_1).with(Rate::MBPS_2),
             capture_db,
             lock_on_sensed: true,
+            reception: reception::ReceptionModel::Threshold,
         }
     }
 }

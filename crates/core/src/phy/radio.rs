@@ -8,7 +8,9 @@
 //! says the medium is busy); idle.
 
 use super::propagation::Thresholds;
-pub use super::reception::{Arrival, Loss, Losses, Reception, RxEnd, ThresholdRx, TxId};
+pub use super::reception::{
+    Arrival, Loss, Losses, Reception, ReceptionModel, RxEnd, SignalEnd, SinrRx, ThresholdRx, TxId,
+};
 use super::PhyConfig;
 use crate::time::{Duration, SimTime};
 
@@ -43,15 +45,24 @@ impl Radio {
         }
     }
 
-    /// The radio a scenario configures, with the thresholds its channel derived.
-    pub fn from_config(cfg: &PhyConfig, th: &Thresholds) -> Self {
-        Radio::new(Reception::Threshold(ThresholdRx::new(th, cfg.lock_on_sensed)))
+    /// The radio a scenario configures, with the thresholds its channel
+    /// derived; `rng` is the node's reception stream (drawn from by `Sinr`).
+    pub fn from_config(cfg: &PhyConfig, th: &Thresholds, rng: rand_pcg::Pcg64Mcg) -> Self {
+        Radio::new(match cfg.reception {
+            ReceptionModel::Threshold => Reception::Threshold(ThresholdRx::new(th, cfg.lock_on_sensed)),
+            ReceptionModel::Sinr(s) => Reception::Sinr(Box::new(SinrRx::new(th, &s, rng))),
+        })
     }
 
     /// Physical carrier sense: busy while transmitting, receiving, or while
     /// the reception model senses the medium busy.
     pub fn is_busy(&self) -> bool {
         self.transmitting || self.rx.is_medium_busy() || self.rx.is_receiving()
+    }
+
+    /// The reception model (for tests and traces).
+    pub fn reception(&self) -> &Reception {
+        &self.rx
     }
 
     pub fn is_transmitting(&self) -> bool {
@@ -69,6 +80,14 @@ impl Radio {
             t += now.saturating_since(self.since);
         }
         t
+    }
+
+    /// Applies the reception model's decisions that fell due before `now`,
+    /// each at its own time.
+    fn catch_up(&mut self, now: SimTime) {
+        while let Some(t) = self.rx.advance(now) {
+            self.settle(t);
+        }
     }
 
     fn settle(&mut self, now: SimTime) {
@@ -92,6 +111,7 @@ impl Radio {
     /// Returns the lost frame, if it was decodable so far.
     pub fn start_tx(&mut self, now: SimTime) -> Option<TxId> {
         debug_assert!(!self.transmitting, "radio already transmitting");
+        self.catch_up(now);
         let lost = self.rx.start_tx(now);
         self.transmitting = true;
         self.settle(now);
@@ -99,6 +119,7 @@ impl Radio {
     }
 
     pub fn end_tx(&mut self, now: SimTime) {
+        self.catch_up(now);
         self.transmitting = false;
         self.settle(now);
     }
@@ -107,14 +128,17 @@ impl Radio {
     /// have been) decodable and are lost because of this arrival: this one,
     /// the one the radio was locked onto, or both.
     pub fn signal_start(&mut self, now: SimTime, a: Arrival) -> Losses {
+        self.catch_up(now);
         let losses = self.rx.signal_start(now, a, self.transmitting);
         self.settle(now);
         losses
     }
 
-    /// A signal stops arriving. If it was the locked one, says whether it was decoded.
-    pub fn signal_end(&mut self, now: SimTime, tx: TxId) -> Option<RxEnd> {
-        let out = self.rx.signal_end(now, tx);
+    /// A signal stops arriving. If it was the locked one, says whether it
+    /// was decoded; and whether a frame decodable here was lost.
+    pub fn signal_end(&mut self, now: SimTime, tx: TxId) -> SignalEnd {
+        self.catch_up(now);
+        let out = self.rx.signal_end(now, tx, self.transmitting);
         self.settle(now);
         out
     }
@@ -160,8 +184,8 @@ mod tests {
         r.signal_start(t(0), at(1, 5.0));
         let l = lost(r.signal_start(t(1), at(2, 4.0)));
         assert_eq!(l, vec![(1, Loss::Interference), (2, Loss::Interference)]);
-        assert_eq!(r.signal_end(t(5), 1), Some(RxEnd::Error(1)));
-        assert_eq!(r.signal_end(t(6), 2), None);
+        assert_eq!(r.signal_end(t(5), 1).rx, Some(RxEnd::Error(1)));
+        assert_eq!(r.signal_end(t(6), 2).rx, None);
     }
 
     #[test]
@@ -169,7 +193,7 @@ mod tests {
         let mut r = radio();
         assert!(r.signal_start(t(10), at(1, 2.0)).is_empty());
         assert_eq!(r.state(), RadioState::Receiving);
-        assert_eq!(r.signal_end(t(30), 1), Some(RxEnd::Ok(1)));
+        assert_eq!(r.signal_end(t(30), 1).rx, Some(RxEnd::Ok(1)));
         assert_eq!(r.time_in(RadioState::Receiving, t(50)), Duration::from_micros(20));
         assert_eq!(r.time_in(RadioState::Idle, t(50)), Duration::from_micros(30));
     }
@@ -179,9 +203,9 @@ mod tests {
         let mut r = radio();
         r.signal_start(t(0), at(1, 20.0));
         assert_eq!(lost(r.signal_start(t(5), at(2, 1.5))), vec![(2, Loss::Interference)]);
-        assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Ok(1)));
+        assert_eq!(r.signal_end(t(10), 1).rx, Some(RxEnd::Ok(1)));
         assert!(r.is_busy());
-        assert_eq!(r.signal_end(t(12), 2), None);
+        assert_eq!(r.signal_end(t(12), 2).rx, None);
         assert!(!r.is_busy());
     }
 
@@ -191,7 +215,7 @@ mod tests {
         r.signal_start(t(0), at(1, 5.0));
         // A sub-threshold (carrier-sense only) signal within 10 dB corrupts it.
         assert_eq!(lost(r.signal_start(t(5), at(2, 0.6))), vec![(1, Loss::Interference)]);
-        assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Error(1)));
+        assert_eq!(r.signal_end(t(10), 1).rx, Some(RxEnd::Error(1)));
         assert_eq!(r.state(), RadioState::CarrierSense);
     }
 
@@ -200,7 +224,7 @@ mod tests {
         let mut r = radio();
         r.signal_start(t(0), at(1, 0.1));
         assert_eq!(r.state(), RadioState::CarrierSense);
-        assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Sensed(1)));
+        assert_eq!(r.signal_end(t(10), 1).rx, Some(RxEnd::Sensed(1)));
     }
 
     #[test]
@@ -211,8 +235,8 @@ mod tests {
         assert_eq!(r.state(), RadioState::CarrierSense);
         // 20 times stronger than the sensed signal: captured and decoded.
         assert!(r.signal_start(t(5), at(2, 1.0)).is_empty());
-        assert_eq!(r.signal_end(t(8), 1), None);
-        assert_eq!(r.signal_end(t(20), 2), Some(RxEnd::Ok(2)));
+        assert_eq!(r.signal_end(t(8), 1).rx, None);
+        assert_eq!(r.signal_end(t(20), 2).rx, Some(RxEnd::Ok(2)));
         // A decodable frame under a comparable sensed signal is lost.
         r.signal_start(t(30), at(3, 0.5));
         assert_eq!(lost(r.signal_start(t(31), at(4, 1.0))), vec![(4, Loss::Interference)]);
@@ -225,8 +249,8 @@ mod tests {
         assert_eq!(r.start_tx(t(1)), Some(1));
         assert_eq!(lost(r.signal_start(t(2), at(2, 5.0))), vec![(2, Loss::Transmitting)]);
         r.end_tx(t(3));
-        assert_eq!(r.signal_end(t(4), 1), None);
-        assert_eq!(r.signal_end(t(5), 2), None);
+        assert_eq!(r.signal_end(t(4), 1).rx, None);
+        assert_eq!(r.signal_end(t(5), 2).rx, None);
         assert_eq!(r.time_in(RadioState::Transmitting, t(9)), Duration::from_micros(2));
     }
 
@@ -242,14 +266,14 @@ mod tests {
         };
         assert!(r.signal_start(t(0), fast).is_empty());
         assert_eq!(r.state(), RadioState::CarrierSense);
-        assert_eq!(r.signal_end(t(10), 1), Some(RxEnd::Sensed(1)));
+        assert_eq!(r.signal_end(t(10), 1).rx, Some(RxEnd::Sensed(1)));
         let slow = Arrival {
             rate: Rate::MBPS_1,
             ..at(2, 2.0)
         };
         r.signal_start(t(20), slow);
         assert_eq!(r.state(), RadioState::Receiving);
-        assert_eq!(r.signal_end(t(30), 2), Some(RxEnd::Ok(2)));
+        assert_eq!(r.signal_end(t(30), 2).rx, Some(RxEnd::Ok(2)));
     }
 
     #[test]
@@ -258,6 +282,6 @@ mod tests {
         assert!(r.signal_start(t(0), at(1, 0.001)).is_empty());
         assert!(!r.is_busy());
         assert_eq!(r.state(), RadioState::Idle);
-        assert_eq!(r.signal_end(t(5), 1), None);
+        assert_eq!(r.signal_end(t(5), 1).rx, None);
     }
 }

@@ -117,6 +117,53 @@ pub struct RadioFile {
     /// The card whose sensitivities the "sensitivity" profile uses (default "orinoco").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub card: Option<String>,
+    /// Which reception model decides whether a frame is received.
+    #[serde(skip_serializing_if = "ReceptionKind::is_threshold")]
+    pub reception: ReceptionKind,
+    /// The SINR model's settings (`reception = "sinr"`); filled with
+    /// defaults then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sinr: Option<SinrFile>,
+}
+
+/// `radio.reception`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceptionKind {
+    /// Threshold capture, as ns-2 (and the papers).
+    #[default]
+    Threshold,
+    /// Cumulative-interference SINR with preamble detection, as ns-3.
+    Sinr,
+}
+
+impl ReceptionKind {
+    fn is_threshold(&self) -> bool {
+        *self == ReceptionKind::Threshold
+    }
+}
+
+/// `[radio.sinr]`: ns-3's defaults.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SinrFile {
+    pub noise_figure_db: f64,
+    pub preamble_detection_db: f64,
+    pub frame_capture: bool,
+    pub frame_capture_margin_db: f64,
+    pub frame_capture_window_us: f64,
+}
+
+impl Default for SinrFile {
+    fn default() -> Self {
+        SinrFile {
+            noise_figure_db: 7.0,
+            preamble_detection_db: 4.0,
+            frame_capture: false,
+            frame_capture_margin_db: 5.0,
+            frame_capture_window_us: 16.0,
+        }
+    }
 }
 
 impl Default for RadioFile {
@@ -133,6 +180,8 @@ impl Default for RadioFile {
             interference_range_m: None,
             profile: None,
             card: None,
+            reception: ReceptionKind::Threshold,
+            sinr: None,
         }
     }
 }
@@ -475,6 +524,9 @@ impl RadioFile {
             }
             p.interference_range_m = d;
         }
+        if let (ReceptionKind::Sinr, Some(f)) = (self.reception, &self.sinr) {
+            p.reception = crate::phy::reception::ReceptionModel::Sinr(f.resolve(self.tx_range_m)?);
+        }
         Ok(p)
     }
 }
@@ -529,6 +581,54 @@ impl RadioFile {
             ));
         }
         Ok(Some(ranges))
+    }
+}
+
+impl SinrFile {
+    /// Checks every `[radio.sinr]` key, and that a lone frame at the
+    /// transmission range can be detected at all.
+    pub fn resolve(&self, tx_range_m: f64) -> Checked<crate::phy::reception::SinrConfig> {
+        for (key, v) in [
+            ("radio.sinr.noise_figure_db", self.noise_figure_db),
+            ("radio.sinr.frame_capture_margin_db", self.frame_capture_margin_db),
+            ("radio.sinr.frame_capture_window_us", self.frame_capture_window_us),
+        ] {
+            if !(v.is_finite() && (0.0..=1e6).contains(&v)) {
+                return Err(ScenarioError::new(
+                    key,
+                    format!("{} must be a number between 0 and 1e6", Num(v)),
+                ));
+            }
+        }
+        if !(self.preamble_detection_db.is_finite() && self.preamble_detection_db.abs() <= 100.0) {
+            return Err(ScenarioError::new(
+                "radio.sinr.preamble_detection_db",
+                format!(
+                    "{} must be a number of dB between -100 and 100",
+                    Num(self.preamble_detection_db)
+                ),
+            ));
+        }
+        let cfg = crate::phy::reception::SinrConfig {
+            noise_figure_db: self.noise_figure_db,
+            preamble_detection_db: self.preamble_detection_db,
+            frame_capture: self.frame_capture,
+            capture_margin_db: self.frame_capture_margin_db,
+            capture_window: Duration::from_secs_f64(self.frame_capture_window_us * 1e-6),
+        };
+        let at_range = crate::phy::propagation::TwoRayGround::default().rx_power_w(tx_range_m);
+        let snr_db = 10.0 * (at_range / cfg.noise_w()).log10();
+        if snr_db < self.preamble_detection_db {
+            return Err(ScenarioError::new(
+                "radio.tx_range_m",
+                format!(
+                    "{} m: under radio.reception = \"sinr\" a lone frame there has an SNR of {snr_db:.1} dB over the noise floor, below radio.sinr.preamble_detection_db = {}; shorten the range or lower the noise figure",
+                    Num(tx_range_m),
+                    Num(self.preamble_detection_db)
+                ),
+            ));
+        }
+        Ok(cfg)
     }
 }
 

@@ -280,6 +280,9 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
     let duration = SimTime(span("duration_s", file.duration_s, Span::POSITIVE)?.as_nanos());
     let rates = file.radio.validate()?;
     let (queue, dcf) = (file.mac.queue, file.mac.resolve(&rates)?);
+    if file.radio.reception == file::ReceptionKind::Sinr && file.radio.sinr.is_none() {
+        file.radio.sinr = Some(Default::default());
+    }
     let radio = file.radio.resolve(&dcf)?;
     // Scheme tables: checked when given, filled in when their queue is used.
     if let Some(c) = &file.red {

@@ -446,3 +446,36 @@ fn per_rate_ranges_and_interference_range() {
         &["500", "cs_range_m = 550"],
     );
 }
+
+#[test]
+fn reception_model_keys() {
+    let sinr = format!("{BASE}\n[radio]\nreception = \"sinr\"\n");
+    let sc = load(&sinr, Format::Toml, None, None).unwrap();
+    let canon = sc.canonical_json();
+    assert!(canon.contains("\"reception\":\"sinr\""), "{canon}");
+    assert!(canon.contains("\"preamble_detection_db\":4.0"), "{canon}");
+    assert!(matches!(
+        sc.radio.reception,
+        crate::phy::reception::ReceptionModel::Sinr(_)
+    ));
+    assert_eq!(load(&canon, Format::Json, None, None).unwrap(), sc);
+    // The default leaves the canonical form as it was.
+    let plain = load(BASE, Format::Toml, None, None).unwrap();
+    assert!(!plain.canonical_json().contains("reception"));
+    assert_err(
+        &format!("{BASE}\n[radio]\nreception = \"ber\"\n"),
+        "radio.reception",
+        &["ber", "threshold", "sinr"],
+    );
+    assert_err(
+        &format!("{sinr}\n[radio.sinr]\nnoise_figure_db = -3.0\n"),
+        "radio.sinr.noise_figure_db",
+        &["-3"],
+    );
+    // At 1500 m a lone frame is below the noise floor plus 4 dB.
+    assert_err(
+        &format!("{BASE}\n[radio]\nreception = \"sinr\"\ntx_range_m = 1500.0\ncs_range_m = 1600.0\n"),
+        "radio.tx_range_m",
+        &["1500", "SNR", "preamble_detection_db = 4"],
+    );
+}

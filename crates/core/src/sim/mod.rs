@@ -21,10 +21,12 @@ use crate::net::red::Red;
 use crate::net::routing::{Routing, RoutingAction, DEFAULT_TTL};
 use crate::phy::channel::Channel;
 use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd};
+use crate::phy::reception::Loss;
 use crate::scenario::{App, Scenario, Transport};
 use crate::scheme::{SchemeAction, Schemes, View};
 use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
+use crate::trace::events::{Event as TraceEvent, Kind as TraceKind};
 use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 pub use events::Event;
 use rand::Rng;
@@ -50,6 +52,8 @@ struct Airborne {
     packet: Option<Packet>,
     /// Signal ends still to be processed, plus one for the transmitter.
     pending: u32,
+    /// The pcap record waiting for the addressee's verdict.
+    pcap_ticket: Option<u64>,
 }
 
 /// Both ends of a TCP connection (sender at the flow's source).
@@ -127,6 +131,8 @@ pub struct Simulator {
     movers: Vec<u32>,
     /// Every frame put on the air, as pcap bytes (when enabled).
     pcap: Option<crate::trace::pcap::PcapWriter>,
+    /// Every packet event, as JSON lines (when enabled).
+    trace: Option<crate::trace::events::TraceSink>,
     probe: Option<Probe>,
     /// Fast-forward: per node, the coin's stream (empty when it is off),
     /// and the node and next hop of the packet just taken in to be forwarded.
@@ -141,7 +147,7 @@ impl Simulator {
         let n = sc.positions.len();
         let nodes = (0..n)
             .map(|i| NodeStack {
-                radio: Radio::from_config(&sc.radio, &th),
+                radio: Radio::from_config(&sc.radio, &th, stream(sc.seed, i as u64, Purpose::Reception)),
                 mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: match sc.queue {
                     QueueKind::Red => InterfaceQueue::with_red(
@@ -254,6 +260,7 @@ impl Simulator {
             finished: false,
             movers,
             pcap: None,
+            trace: None,
             probe: None,
             ff_rngs: if sc.dcf.fast_forward.enabled {
                 (0..sc.node_ids.len() as u64)
@@ -282,9 +289,41 @@ impl Simulator {
         self.pcap = Some(crate::trace::pcap::PcapWriter::new(snaplen));
     }
 
+    /// Starts the packet-event trace (crate::trace::events), keeping the
+    /// events `filter` selects; node ids are written as the scenario's.
+    pub fn enable_trace(&mut self, filter: crate::trace::events::Filter) {
+        let labels = self.sc.node_ids.clone();
+        self.trace = Some(crate::trace::events::TraceSink::new(filter, labels));
+    }
+
+    /// The trace's JSON lines recorded since the last call.
+    pub fn take_trace(&mut self) -> Vec<u8> {
+        self.trace.as_mut().map(|t| t.take()).unwrap_or_default()
+    }
+
+    /// Drops packet `id` at `node` in the ledger, and traces the drop if
+    /// the ledger counted it (a copy already handed over is not a drop).
+    fn drop_packet(&mut self, node: u32, id: u32, cause: DropCause) {
+        let p = *self.packets.get(id);
+        if self.packets.drop_packet(id, cause) {
+            if let Some(t) = self.trace.as_mut() {
+                t.record(self.q.now(), TraceEvent::drop(node, &p, cause));
+            }
+        }
+    }
+
     /// The pcap bytes captured since the last call (the file header first).
     pub fn take_pcap(&mut self) -> Vec<u8> {
-        self.pcap.as_mut().map(|w| w.take()).unwrap_or_default()
+        let finished = self.finished;
+        self.pcap
+            .as_mut()
+            .map(|w| {
+                if finished {
+                    w.flush();
+                }
+                w.take()
+            })
+            .unwrap_or_default()
     }
 
     pub fn probe(&self) -> Option<&Probe> {
@@ -372,7 +411,7 @@ impl Simulator {
         let n = &mut self.nodes[node as usize];
         let was_busy = n.radio.is_busy();
         if let Some(lost) = n.radio.start_tx(now) {
-            self.count_collision(node, lost);
+            self.count_collision(now, node, lost, Loss::Transmitting);
         }
         if !was_busy {
             self.medium_busy(now, node);
@@ -389,16 +428,36 @@ impl Simulator {
             });
         }
         let packet = frame.msdu.map(|m| *self.packets.get(m.packet));
+        if let Some(t) = self.trace.as_mut() {
+            let ev = TraceEvent::new(TraceKind::TxStart, node)
+                .frame(&frame)
+                .packet(packet.as_ref());
+            t.record(now, ev);
+        }
+        let mut pcap_ticket = None;
         if let Some(w) = self.pcap.as_mut() {
             let msg = packet
                 .and_then(|p| p.body.routing_message())
                 .map(|m| self.routing.message(m));
-            w.record(now, &frame, packet.as_ref(), msg);
+            if frame.rx == BROADCAST {
+                w.record(now, &frame, packet.as_ref(), msg);
+            } else {
+                // The addressee's verdict comes with its signal end; one out
+                // of carrier-sense reach never hears the frame.
+                let at_rx = self.channel.neighbors(node).iter().find(|nb| nb.node == frame.rx);
+                let ticket = w.record_pending(now, &frame, packet.as_ref(), msg, at_rx.map(|nb| nb.power_w));
+                if at_rx.is_some() {
+                    pcap_ticket = Some(ticket);
+                } else {
+                    w.resolve(ticket, false);
+                }
+            }
         }
         let entry = Airborne {
             frame,
             packet,
             pending: self.channel.neighbors(node).len() as u32 + 1,
+            pcap_ticket,
         };
         let id = match self.air_free.pop() {
             Some(i) => {
@@ -437,10 +496,24 @@ impl Simulator {
         }
     }
 
-    fn count_collision(&mut self, node: u32, air: u32) {
-        let f = &self.air[air as usize].frame;
-        if f.is_addressed_to(node) {
-            self.counters.collisions[f.kind.index()] += 1;
+    /// A frame `node` could have decoded is lost: a collision if the node
+    /// was its addressee (docs/contract.md §3).
+    fn count_collision(&mut self, now: SimTime, node: u32, air: u32, why: Loss) {
+        let a = &self.air[air as usize];
+        if a.frame.is_addressed_to(node) {
+            self.counters.collisions[a.frame.kind.index()] += 1;
+        }
+        if let Some(t) = self.trace.as_mut() {
+            let cause = match why {
+                Loss::Interference => "interference",
+                Loss::Transmitting => "transmitting",
+            };
+            let ev = TraceEvent::new(TraceKind::RxLost, node)
+                .frame(&a.frame)
+                .packet(a.packet.as_ref())
+                .peer(a.frame.tx)
+                .cause(cause);
+            t.record(now, ev);
         }
     }
 
@@ -455,8 +528,8 @@ impl Simulator {
         let n = &mut self.nodes[node as usize];
         let was_busy = n.radio.is_busy();
         let losses = n.radio.signal_start(now, arrival);
-        for (lost, _) in losses.iter() {
-            self.count_collision(node, lost);
+        for (lost, why) in losses.iter() {
+            self.count_collision(now, node, lost, why);
         }
         if !was_busy {
             self.medium_busy(now, node);
@@ -482,10 +555,26 @@ impl Simulator {
     }
 
     fn signal_end(&mut self, now: SimTime, node: u32, air: u32) {
-        let res = self.nodes[node as usize].radio.signal_end(now, air);
-        match res {
+        let end = self.nodes[node as usize].radio.signal_end(now, air);
+        if let Some((lost, why)) = end.lost {
+            self.count_collision(now, node, lost, why);
+        }
+        if let (Some(w), Some(ticket)) = (self.pcap.as_mut(), self.air[air as usize].pcap_ticket) {
+            if self.air[air as usize].frame.rx == node {
+                w.resolve(ticket, matches!(end.rx, Some(RxEnd::Ok(_))));
+            }
+        }
+        match end.rx {
             Some(RxEnd::Ok(_)) => {
                 let frame = self.air[air as usize].frame;
+                if let Some(t) = self.trace.as_mut() {
+                    let a = &self.air[air as usize];
+                    let ev = TraceEvent::new(TraceKind::RxOk, node)
+                        .frame(&a.frame)
+                        .packet(a.packet.as_ref())
+                        .peer(a.frame.tx);
+                    t.record(now, ev);
+                }
                 if let Some(p) = self.probe.as_mut() {
                     p.receptions.push(RxRecord {
                         node,
@@ -508,6 +597,15 @@ impl Simulator {
     }
 
     fn tx_end(&mut self, now: SimTime, node: u32, air: u32) {
+        if let Some(t) = self.trace.as_mut() {
+            let a = &self.air[air as usize];
+            t.record(
+                now,
+                TraceEvent::new(TraceKind::TxEnd, node)
+                    .frame(&a.frame)
+                    .packet(a.packet.as_ref()),
+            );
+        }
         self.nodes[node as usize].radio.end_tx(now);
         self.mac_call(node, None, |m, out| m.handle_tx_end(now, out));
         if !self.nodes[node as usize].radio.is_busy() {
@@ -599,7 +697,7 @@ impl Simulator {
             MacAction::TxFailed { msdu, next_hop } => {
                 let p = *self.packets.get(msdu.packet);
                 if self.schemes.on_tx_failed(now, node, &p) || self.routing.is_static() {
-                    self.packets.drop_packet(msdu.packet, DropCause::MacRetry);
+                    self.drop_packet(node, msdu.packet, DropCause::MacRetry);
                 } else {
                     self.route_tx_failed(now, node, msdu.packet, next_hop, out);
                 }
@@ -656,14 +754,24 @@ impl Simulator {
         let n = &mut self.nodes[node as usize];
         if n.mac.wants_msdu() {
             if let Some(q) = n.queue.dequeue(now, Select::Any) {
+                if let Some(t) = self.trace.as_mut() {
+                    let p = self.packets.get(q.packet);
+                    t.record(
+                        now,
+                        TraceEvent::new(TraceKind::Dequeue, node)
+                            .packet(Some(p))
+                            .peer(q.next_hop),
+                    );
+                }
                 let msdu = Msdu {
                     packet: q.packet,
                     bytes: q.bytes,
                 };
-                n.mac.handle_msdu(now, msdu, q.next_hop, out);
+                self.nodes[node as usize].mac.handle_msdu(now, msdu, q.next_hop, out);
             }
         }
         // Only a MAC without a frame needs waking when a held packet is released.
+        let n = &mut self.nodes[node as usize];
         let want = if n.mac.wants_msdu() {
             n.queue.poll_timeout(now)
         } else {
@@ -696,7 +804,7 @@ impl Simulator {
                 return;
             }
             if self.schemes.admit_incoming(now, node, &p) {
-                self.packets.drop_packet(id, DropCause::Aqm);
+                self.drop_packet(node, id, DropCause::Aqm);
                 return;
             }
             self.routing.note_data_from(now, node, p.src, from);
@@ -707,7 +815,7 @@ impl Simulator {
         }
         if from.is_some() {
             if p.ttl == 0 {
-                self.packets.drop_packet(id, DropCause::TtlExpired);
+                self.drop_packet(node, id, DropCause::TtlExpired);
                 return;
             }
             self.packets.get_mut(id).ttl -= 1;
@@ -726,7 +834,7 @@ impl Simulator {
     fn enqueue(&mut self, now: SimTime, node: u32, id: u32, next_hop: u32, out: &mut Vec<MacAction>) {
         let p = self.packets.get(id);
         if self.schemes.admit_outgoing(now, node, p) {
-            self.packets.drop_packet(id, DropCause::Aqm);
+            self.drop_packet(node, id, DropCause::Aqm);
             return;
         }
         let p = self.packets.get(id);
@@ -739,8 +847,15 @@ impl Simulator {
             local: p.src == node,
         };
         if let Err((q, cause)) = self.nodes[node as usize].queue.enqueue(now, q) {
-            self.packets.drop_packet(q.packet, cause);
+            self.drop_packet(node, q.packet, cause);
             return;
+        }
+        if let Some(t) = self.trace.as_mut() {
+            let p = self.packets.get(id);
+            t.record(
+                now,
+                TraceEvent::new(TraceKind::Enqueue, node).packet(Some(p)).peer(next_hop),
+            );
         }
         self.feed_mac(now, node, out);
     }
@@ -968,7 +1083,7 @@ impl Simulator {
                 }
                 RoutingAction::Forward { packet, next_hop } => self.enqueue(now, node, packet, next_hop, out),
                 RoutingAction::Drop { packet, cause } => {
-                    self.packets.drop_packet(packet, cause);
+                    self.drop_packet(node, packet, cause);
                 }
             }
         }
@@ -989,19 +1104,19 @@ impl Simulator {
         // routing packet failed: only the link is news.
         let link_only = self.packets.is_handed_over(id) || p.body.routing_message().is_some();
         if link_only {
-            self.packets.drop_packet(id, DropCause::MacRetry);
+            self.drop_packet(node, id, DropCause::MacRetry);
         }
         let back = self.with_routing(now, node, out, |r, acts| {
             r.handle_tx_failed(now, node, id, &p, link_only, next_hop, acts)
         });
         if let Some(id) = back {
-            self.packets.drop_packet(id, DropCause::MacRetry);
+            self.drop_packet(node, id, DropCause::MacRetry);
         }
         let stranded = self.nodes[node as usize].queue.remove_for_next_hop(now, next_hop);
         for q in stranded {
             let p = *self.packets.get(q.packet);
             if p.is_control() {
-                self.packets.drop_packet(q.packet, DropCause::NoRoute);
+                self.drop_packet(node, q.packet, DropCause::NoRoute);
             } else if let Some(nh) = self.with_routing(now, node, out, |r, acts| r.route(now, node, q.packet, &p, acts))
             {
                 self.enqueue(now, node, q.packet, nh, out);

@@ -11,6 +11,14 @@
 //! most `snaplen` bytes (its original length is recorded in full). The FCS
 //! is not included. Node `i` (internal index) has MAC address
 //! 02:00:00:00:hi:lo and IPv4 address 10.0.hi.lo with hi.lo = i + 1.
+//!
+//! A unicast frame's radiotap header also carries what its addressee saw:
+//! the received power (dBm antenna signal) and the noise (dBm antenna noise;
+//! the model has no noise source, so this is the thermal floor of a 22 MHz
+//! channel), and the "bad FCS" flag when the addressee did not decode the
+//! frame, so that collisions show in Wireshark (`radiotap.flags.badfcs == 1`).
+//! Such records wait until the addressee has seen the frame's end; records
+//! leave in the order the frames started.
 
 use crate::mac::frame::{Frame, FrameKind, BROADCAST};
 use crate::net::aodv::AodvMessage;
@@ -22,14 +30,33 @@ const LINKTYPE_RADIOTAP: u32 = 127;
 /// Channel 1 (2412 MHz); flags: CCK, 2 GHz spectrum.
 const CHANNEL_MHZ: u16 = 2412;
 const CHANNEL_FLAGS: u16 = 0x0020 | 0x0080;
-/// Well-known ports: AODV (RFC 3561 §4); flows use 5000 + flow id at the
-/// destination and 49152 + flow id at the source.
+/// Well-known ports: AODV (RFC 3561 §4). Flows use FLOW_PORT + flow id at the
+/// destination and SOURCE_PORT + flow id at the source: Wireshark 4.0 binds
+/// no dissector to 40000-41169 nor to 50000-54327 (port 5000, used before,
+/// decodes as GSM over IP), so the first 1,170 flows decode as plain UDP/TCP.
 const AODV_PORT: u16 = 654;
+pub const FLOW_PORT: u16 = 40000;
+pub const SOURCE_PORT: u16 = 50000;
+/// Thermal noise in 22 MHz at 290 K: -174 dBm/Hz + 10 log10(22e6), rounded.
+const NOISE_DBM: i8 = -101;
+/// Radiotap flags: the frame failed its FCS check.
+const FLAG_BAD_FCS: u8 = 0x40;
+
+/// A record waiting for its addressee's verdict.
+struct Pending {
+    bytes: Vec<u8>,
+    /// Offset of the radiotap flags byte in `bytes`.
+    flags_at: usize,
+    resolved: bool,
+}
 
 pub struct PcapWriter {
     buf: Vec<u8>,
     snaplen: usize,
     frame: Vec<u8>,
+    pending: std::collections::VecDeque<Pending>,
+    /// Ticket of `pending[0]`.
+    first_ticket: u64,
 }
 
 fn ip_addr(node: u32) -> [u8; 4] {
@@ -63,6 +90,8 @@ impl PcapWriter {
             buf,
             snaplen,
             frame: Vec::with_capacity(2400),
+            pending: std::collections::VecDeque::new(),
+            first_ticket: 0,
         }
     }
 
@@ -73,15 +102,40 @@ impl PcapWriter {
 
     /// Records `frame` (carrying `packet`, if a data frame) sent at `t`.
     pub fn record(&mut self, t: SimTime, f: &Frame, packet: Option<&Packet>, aodv: Option<&AodvMessage>) {
+        let ticket = self.record_pending(t, f, packet, aodv, None);
+        self.resolve(ticket, true);
+    }
+
+    /// Records a frame whose addressee receives it with `rx_power_w`; the
+    /// record waits for `resolve(ticket, decoded)` (records leave in order).
+    pub fn record_pending(
+        &mut self,
+        t: SimTime,
+        f: &Frame,
+        packet: Option<&Packet>,
+        aodv: Option<&AodvMessage>,
+        rx_power_w: Option<f64>,
+    ) -> u64 {
         let mut fr = std::mem::take(&mut self.frame);
         fr.clear();
-        // Radiotap: version, pad, length, present = Flags | Rate | Channel.
-        fr.extend_from_slice(&[0, 0, 14, 0]);
-        fr.extend_from_slice(&0x0000_000eu32.to_le_bytes());
+        // Radiotap: version, pad, length, present = Flags | Rate | Channel
+        // (| dBm antenna signal | dBm antenna noise, when the power is known).
+        let (len, present) = if rx_power_w.is_some() {
+            (16u8, 0x6eu32)
+        } else {
+            (14, 0x0e)
+        };
+        fr.extend_from_slice(&[0, 0, len, 0]);
+        fr.extend_from_slice(&present.to_le_bytes());
         fr.push(0); // flags: no FCS at the end
         fr.push((f.rate.mbps() * 2.0).round() as u8); // 500 kbit/s units
         fr.extend_from_slice(&CHANNEL_MHZ.to_le_bytes());
         fr.extend_from_slice(&CHANNEL_FLAGS.to_le_bytes());
+        if let Some(w) = rx_power_w {
+            let dbm = (10.0 * (w * 1000.0).log10()).round().clamp(-128.0, 127.0) as i8;
+            fr.push(dbm as u8);
+            fr.push(NOISE_DBM as u8);
+        }
         let mac_start = fr.len();
         f.emit(&mut fr);
         if let (FrameKind::Data, Some(p)) = (f.kind, packet) {
@@ -100,22 +154,59 @@ impl PcapWriter {
         }
         fr.truncate(keep);
         let ns = t.as_nanos();
-        self.buf.extend_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
-        self.buf.extend_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
-        self.buf.extend_from_slice(&(fr.len() as u32).to_le_bytes());
-        self.buf.extend_from_slice(&(orig.max(fr.len()) as u32).to_le_bytes());
-        self.buf.extend_from_slice(&fr);
+        let mut rec = Vec::with_capacity(16 + fr.len());
+        rec.extend_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
+        rec.extend_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
+        rec.extend_from_slice(&(fr.len() as u32).to_le_bytes());
+        rec.extend_from_slice(&(orig.max(fr.len()) as u32).to_le_bytes());
+        rec.extend_from_slice(&fr);
         self.frame = fr;
+        self.pending.push_back(Pending {
+            bytes: rec,
+            flags_at: 16 + 8,
+            resolved: false,
+        });
+        self.first_ticket + self.pending.len() as u64 - 1
+    }
+
+    /// The addressee decoded the frame of `ticket`, or not (bad FCS).
+    pub fn resolve(&mut self, ticket: u64, decoded: bool) {
+        let Some(i) = ticket.checked_sub(self.first_ticket) else {
+            return;
+        };
+        if let Some(p) = self.pending.get_mut(i as usize) {
+            if !decoded {
+                p.bytes[p.flags_at] |= FLAG_BAD_FCS;
+            }
+            p.resolved = true;
+        }
+        while self.pending.front().is_some_and(|p| p.resolved) {
+            let p = self.pending.pop_front().expect("checked");
+            self.buf.extend_from_slice(&p.bytes);
+            self.first_ticket += 1;
+        }
+    }
+
+    /// Writes out the records still waiting (frames on the air when the run ended).
+    pub fn flush(&mut self) {
+        while let Some(p) = self.pending.pop_front() {
+            self.buf.extend_from_slice(&p.bytes);
+            self.first_ticket += 1;
+        }
     }
 
     fn ip_datagram(fr: &mut Vec<u8>, p: &Packet, aodv: Option<&AodvMessage>) {
         let (proto, sport, dport) = match p.body {
-            Body::Tcp(_) => (6u8, 49152 + p.flow as u16, 5000 + p.flow as u16),
+            Body::Tcp(_) => (
+                6u8,
+                SOURCE_PORT.wrapping_add(p.flow as u16),
+                FLOW_PORT.wrapping_add(p.flow as u16),
+            ),
             _ if aodv.is_some() => (17u8, AODV_PORT, AODV_PORT),
             _ => (
                 17u8,
-                49152u16.wrapping_add(p.flow as u16),
-                5000u16.wrapping_add(p.flow as u16),
+                SOURCE_PORT.wrapping_add(p.flow as u16),
+                FLOW_PORT.wrapping_add(p.flow as u16),
             ),
         };
         let ip_start = fr.len();
@@ -273,5 +364,40 @@ mod tests {
         assert_eq!(&ip[12..20], &[10, 0, 0, 1, 10, 0, 0, 5]);
         assert_eq!(ip_checksum(&ip[..20]), 0, "a header with its checksum sums to zero");
         assert_eq!(u32::from_be_bytes(ip[24..28].try_into().unwrap()), 7000);
+    }
+
+    #[test]
+    fn records_wait_for_the_addressee_and_leave_in_order() {
+        let mut w = PcapWriter::new(64);
+        w.take();
+        let frame = |kind, rx| Frame {
+            kind,
+            tx: 0,
+            rx,
+            duration: Duration::ZERO,
+            seq: 0,
+            retry: false,
+            msdu: None,
+            bytes: 14,
+            rate: Rate::MBPS_1,
+            ext: Default::default(),
+        };
+        let first = w.record_pending(SimTime(1), &frame(FrameKind::Cts, 1), None, None, Some(1e-9));
+        let second = w.record_pending(SimTime(2), &frame(FrameKind::Ack, 2), None, None, Some(1e-9));
+        w.resolve(second, true);
+        assert!(w.take().is_empty(), "the second record waits for the first");
+        w.resolve(first, false);
+        let b = w.take();
+        // Two records of 16 radiotap bytes: -60 dBm, -101 dBm noise; the first has a bad FCS.
+        assert_eq!((u32le(&b, 0), u32le(&b, 8)), (0, 16 + 10));
+        assert_eq!(&b[16..24], &[0, 0, 16, 0, 0x6e, 0, 0, 0]);
+        assert_eq!(
+            (b[24] & FLAG_BAD_FCS, b[30] as i8, b[31] as i8),
+            (FLAG_BAD_FCS, -60, -101)
+        );
+        let second_at = 16 + 26;
+        assert_eq!(u32le(&b, second_at), 0);
+        assert_eq!(u32le(&b, second_at + 4), 2);
+        assert_eq!(b[second_at + 16 + 8] & FLAG_BAD_FCS, 0);
     }
 }

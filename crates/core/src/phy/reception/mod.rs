@@ -7,16 +7,20 @@
 //! variants of one enum, so a run pays no dynamic dispatch:
 //!
 //! - `Threshold`: ns-2's threshold capture (`threshold.rs`), the default.
+//! - `Sinr`: cumulative-interference SINR with preamble detection and the
+//!   DSSS/CCK error-rate model (`sinr.rs`), as ns-3 and OMNeT++.
 //!
 //! A model sees each signal as an `Arrival`: its transmission, its power at
 //! this receiver, and the frame's rate and length, so that decoding can
 //! depend on the rate (per-rate thresholds) and on when each part of the
 //! frame is on the air.
 
+pub mod sinr;
 pub mod threshold;
 
 use super::Rate;
 use crate::time::{Duration, SimTime};
+pub use sinr::{SinrConfig, SinrRx};
 pub use threshold::ThresholdRx;
 
 /// Identifies one transmission on the air.
@@ -85,10 +89,30 @@ impl Losses {
     }
 }
 
+/// What the end of a signal means at one radio.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SignalEnd {
+    /// How the reception ended, if the radio was locked onto this frame
+    /// (or, under `Sinr`, heard it without decoding it).
+    pub rx: Option<RxEnd>,
+    /// The frame was decodable here and is lost; the models that decide
+    /// late (`Sinr`) report losses here, once per frame, not at the start.
+    pub lost: Option<(TxId, Loss)>,
+}
+
+/// Which reception model a scenario runs (`radio.reception`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum ReceptionModel {
+    #[default]
+    Threshold,
+    Sinr(SinrConfig),
+}
+
 /// The reception models, dispatched by `match`.
 #[derive(Clone, Debug)]
 pub enum Reception {
     Threshold(ThresholdRx),
+    Sinr(Box<SinrRx>),
 }
 
 impl Reception {
@@ -98,22 +122,43 @@ impl Reception {
     pub fn signal_start(&mut self, now: SimTime, a: Arrival, transmitting: bool) -> Losses {
         match self {
             Reception::Threshold(m) => m.signal_start(now, a, transmitting),
+            Reception::Sinr(m) => {
+                m.signal_start(now, a, transmitting);
+                Losses::default()
+            }
         }
     }
 
-    /// A signal stops arriving; if it was the frame the radio was locked
-    /// onto, how its reception ended.
-    pub fn signal_end(&mut self, now: SimTime, tx: TxId) -> Option<RxEnd> {
+    /// A signal stops arriving.
+    pub fn signal_end(&mut self, now: SimTime, tx: TxId, transmitting: bool) -> SignalEnd {
         match self {
-            Reception::Threshold(m) => m.signal_end(now, tx),
+            Reception::Threshold(m) => SignalEnd {
+                rx: m.signal_end(now, tx),
+                lost: None,
+            },
+            Reception::Sinr(m) => m.signal_end(now, tx, transmitting),
         }
     }
 
     /// The radio starts transmitting and abandons any reception. Returns the
-    /// lost frame if it was decodable so far.
+    /// lost frame if it was decodable so far and the model reports it now.
     pub fn start_tx(&mut self, now: SimTime) -> Option<TxId> {
         match self {
             Reception::Threshold(m) => m.start_tx(now),
+            Reception::Sinr(m) => {
+                m.start_tx();
+                None
+            }
+        }
+    }
+
+    /// Takes the next decision that fell due at or before `now` and
+    /// returns its time (`None`: nothing due). The radio calls this until
+    /// `None` before each input, and settles its state at each time.
+    pub fn advance(&mut self, now: SimTime) -> Option<SimTime> {
+        match self {
+            Reception::Threshold(_) => None,
+            Reception::Sinr(m) => m.advance(now),
         }
     }
 
@@ -121,6 +166,7 @@ impl Reception {
     pub fn is_receiving(&self) -> bool {
         match self {
             Reception::Threshold(m) => m.is_receiving(),
+            Reception::Sinr(m) => m.is_receiving(),
         }
     }
 
@@ -128,6 +174,7 @@ impl Reception {
     pub fn is_medium_busy(&self) -> bool {
         match self {
             Reception::Threshold(m) => m.is_medium_busy(),
+            Reception::Sinr(m) => m.is_medium_busy(),
         }
     }
 }

@@ -1,0 +1,250 @@
+"""Tidy tables out of the results store (`manetfair export`, docs/results-store.md).
+
+- `runs`: one row per run; one typed column per scenario parameter that any
+  exported run sets (named by its dotted key), and the summary's headline counters
+  (MAC frames and collisions by type, drops by cause, routing overhead, ledger) as
+  columns named by their path in the summary joined with `_`.
+- `flows`: one row per flow per run, with the run's parameter columns.
+- `series`: long format (run_id, t, entity, metric, value).
+- `experiment_runs`: which run is which experiment's variant and seed, with one
+  typed column per sweep axis.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("parquet", "csv")
+
+# Columns of `runs` that come before the parameter columns.
+RUN_COLUMNS = (
+    "run_id",
+    "scenario_hash",
+    "seed",
+    "code_version",
+    "scenario_name",
+    "experiment_id",
+    "created_at",
+    "wall_s",
+)
+# Summary fields left out of the flattened counters: per-flow lists and the name.
+_NOT_COUNTERS = {"flows", "name", "seed", "wall_s"}
+
+
+def export_store(con: Any, out_dir: Path, fmt: str) -> list[Path]:
+    """Writes runs, flows, series and experiment_runs tables from an open store."""
+    from manetfair.store import rows_as_dicts
+
+    if fmt not in FORMATS:
+        raise ValueError(f"export format must be 'parquet' or 'csv', not {fmt!r}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = rows_as_dicts(
+        con,
+        "SELECT run_id, scenario_hash, seed, code_version, scenario_name, experiment_id, "
+        "created_at, wall_s, CAST(parameters AS VARCHAR) AS parameters, "
+        "CAST(variant AS VARCHAR) AS variant, CAST(summary AS VARCHAR) AS summary, "
+        "CAST(scenario AS VARCHAR) AS scenario FROM runs ORDER BY created_at, run_id",
+    )
+    params = [json.loads(r["parameters"]) if r["parameters"] else {} for r in runs]
+    summaries = [json.loads(r["summary"]) for r in runs]
+    param_cols = typed_columns(params)
+
+    run_rows = []
+    for r, p, s in zip(runs, params, summaries):
+        row = {k: r[k] for k in RUN_COLUMNS}
+        row.update({k: p.get(k) for k in param_cols})
+        row.update(flatten_counters(s))
+        row["variant"] = r["variant"]
+        run_rows.append(row)
+
+    flow_rows = []
+    for r, p, s in zip(runs, params, summaries):
+        for f in s.get("flows", []):
+            row = {"run_id": r["run_id"], "seed": r["seed"], "experiment_id": r["experiment_id"]}
+            row.update({k: p.get(k) for k in param_cols})
+            row.update(
+                {
+                    ("flow_id" if k == "id" else k): v
+                    for k, v in f.items()
+                    if not isinstance(v, (list, dict))
+                }
+            )
+            flow_rows.append(row)
+
+    links = rows_as_dicts(
+        con,
+        "SELECT experiment_id, CAST(variant AS VARCHAR) AS variant, seed, run_id, quick "
+        "FROM experiment_runs ORDER BY experiment_id, variant, seed",
+    )
+    variants = [json.loads(x["variant"]) for x in links]
+    axis_cols = typed_columns(variants)
+    link_rows = [
+        {
+            **{k: x[k] for k in ("experiment_id", "seed", "run_id", "quick")},
+            **{k: v.get(k) for k in axis_cols},
+            "variant": x["variant"],
+        }
+        for x, v in zip(links, variants)
+    ]
+
+    scenarios = {r["run_id"]: json.loads(r["scenario"]) for r in runs}
+    series = _series_table(con, scenarios)
+
+    written = []
+    for name, table in (
+        ("runs", _table(run_rows, param_cols)),
+        ("flows", _table(flow_rows, param_cols)),
+        ("series", series),
+        ("experiment_runs", _table(link_rows, axis_cols)),
+    ):
+        written.append(_write(table, out_dir / f"{name}.{fmt}", fmt))
+    return written
+
+
+def typed_columns(rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Every key any row sets, sorted, with the one Arrow type that holds all its values:
+    int64 for integers, float64 for numbers, bool, else string (tables and arrays as
+    JSON text)."""
+    seen: dict[str, set[str]] = {}
+    for row in rows:
+        for key, value in row.items():
+            seen.setdefault(key, set()).add(_kind(value))
+    out = {}
+    for key in sorted(seen):
+        kinds = seen[key] - {"null"}
+        if kinds == {"bool"}:
+            out[key] = "bool"
+        elif kinds == {"int"}:
+            out[key] = "int64"
+        elif kinds and kinds <= {"int", "float"}:
+            out[key] = "float64"
+        else:
+            out[key] = "string"
+    return out
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    return "string"
+
+
+def flatten_counters(summary: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """The summary's scalar fields (but the name, seed and per-flow list), nested tables
+    flattened with `_`: `mac_frames_sent_rts`, `drops_queue_overflow`, `jain_index`."""
+    out: dict[str, Any] = {}
+    for key, value in summary.items():
+        if not prefix and key in _NOT_COUNTERS:
+            continue
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten_counters(value, name + "_"))
+        elif isinstance(value, (int, float, bool, str)) or value is None:
+            out[name] = value
+    return out
+
+
+def _table(rows: Sequence[Mapping[str, Any]], typed: Mapping[str, str]) -> Any:
+    """A pyarrow Table with `typed` columns cast to their type (strings JSON-encoded
+    where a value is not one) and the rest inferred."""
+    import pyarrow as pa
+
+    names: list[str] = []
+    for row in rows:
+        names.extend(k for k in row if k not in names)
+    columns = {}
+    for name in names:
+        values = [row.get(name) for row in rows]
+        kind = typed.get(name)
+        if kind == "string":
+            values = [
+                v if v is None or isinstance(v, str) else json.dumps(v, sort_keys=True)
+                for v in values
+            ]
+        elif kind == "float64":
+            values = [None if v is None else float(v) for v in values]
+        columns[name] = pa.array(values, type=getattr(pa, kind)() if kind else None)
+    return pa.table(columns) if columns else pa.table({"run_id": pa.array([], pa.string())})
+
+
+def _series_table(con: Any, scenarios: Mapping[str, Mapping[str, Any]]) -> Any:
+    """Long format: one row per (run, bin, entity, metric)."""
+    import pyarrow as pa
+
+    cols: dict[str, list[Any]] = {k: [] for k in ("run_id", "t", "entity", "metric", "value")}
+    cur = con.execute("SELECT run_id, CAST(traces AS VARCHAR) FROM series ORDER BY run_id")
+    while True:
+        row = cur.fetchone()
+        if row is None:
+            break
+        run_id, traces = row[0], json.loads(row[1])
+        if run_id not in scenarios:
+            continue
+        for t, entity, metric, value in series_rows(traces, scenarios[run_id]):
+            cols["run_id"].append(run_id)
+            cols["t"].append(t)
+            cols["entity"].append(entity)
+            cols["metric"].append(metric)
+            cols["value"].append(value)
+    return pa.table(
+        {
+            "run_id": pa.array(cols["run_id"], pa.string()),
+            "t": pa.array(cols["t"], pa.float64()),
+            "entity": pa.array(cols["entity"], pa.string()),
+            "metric": pa.array(cols["metric"], pa.string()),
+            "value": pa.array(cols["value"], pa.float64()),
+        }
+    )
+
+
+def series_rows(
+    traces: Mapping[str, Any], scenario: Mapping[str, Any]
+) -> Iterable[tuple[float, str, str, float | None]]:
+    """(t, entity, metric, value) of one run's traces: entity `flow<i>` for
+    throughput_kbps and the TCP variables, `node<id>` (the file's ids for an explicit
+    topology) for queue_pkts, busy_frac and nav_frac; t is the start of the bin in seconds."""
+    times = [float(t) for t in traces.get("time_s", [])]
+    nodes = scenario.get("node")
+    n = len(traces.get("queue_len_pkts", []))
+    ids = (
+        [node.get("id", i) for i, node in enumerate(nodes)]
+        if isinstance(nodes, list) and len(nodes) == n
+        else list(range(n))
+    )
+
+    def emit(entity: str, metric: str, values: Sequence[Any]) -> Iterable[Any]:
+        for t, v in zip(times, values):
+            yield t, entity, metric, None if v is None else float(v)
+
+    for i, values in enumerate(traces.get("flow_throughput_kbps", [])):
+        yield from emit(f"flow{i}", "throughput_kbps", values)
+    for i, tcp in enumerate(traces.get("tcp", []) or []):
+        for key, values in (tcp or {}).items():
+            yield from emit(f"flow{i}", key, values)
+    for node, values in zip(ids, traces.get("queue_len_pkts", [])):
+        yield from emit(f"node{node}", "queue_pkts", values)
+    for node, values in zip(ids, traces.get("radio_busy_frac", [])):
+        yield from emit(f"node{node}", "busy_frac", values)
+    for node, values in zip(ids, traces.get("nav_busy_frac", [])):
+        yield from emit(f"node{node}", "nav_frac", values)
+
+
+def _write(table: Any, target: Path, fmt: str) -> Path:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, target)
+    else:
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(table, target)
+    return target
