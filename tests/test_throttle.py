@@ -217,3 +217,25 @@ def test_shares_command_text_json_and_bad_input(tmp_path):
     )
     assert bad.returncode == 2 and no_traceback(bad)
     assert "throttle.l_region_range_m" in bad.stderr
+
+
+def test_reproduce_table1_quick(tmp_path):
+    """Table 1 in quick mode: both arms run, the throttled static flows sit at a
+    quarter of the measured Thr_max(3), and the mobile flow's shares follow it."""
+    proc = run_cli(
+        ["reproduce", "throttle-table1", "--quick", "--json", "--quiet", "--jobs", "2",
+         "--store", str(tmp_path / "s.duckdb"), "--out", str(tmp_path / "report")],
+        fake=False,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (exp,) = json.loads(proc.stdout)["experiments"]
+    on = [r["summary"] for r in exp["runs"] if r["axes"]["throttle"] == "on"]
+    assert on and all(s["throttle"]["shaping"] for s in on)
+    section = on[0]["throttle"]
+    # Once all four flows run, each gets 1/4; the mobile flow's hops follow its route.
+    last = section["updates"][-1]
+    assert last["phi"] == [0.25] * 4 and last["hops"] == [3, 3, 3, 1]
+    verdicts = {c["what"]: c for c in exp["claims"]}
+    fair = next(v for w, v in verdicts.items() if "sit at their fair share" in w)
+    assert fair["holds"], fair

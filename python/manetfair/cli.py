@@ -801,6 +801,8 @@ def _print_table(head: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO
 
 
 def cmd_shares(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
     from manetfair import throttle
     from manetfair.runner import default_jobs
     from manetfair.scenario import Scenario
@@ -813,8 +815,11 @@ def cmd_shares(args: argparse.Namespace) -> int:
     sc.canonical_json()  # bad input fails here, before any calibration run
     refs: list[throttle.Reference] = []
     if not args.no_measure:
-        where = args.store if args.store is not None else ":memory:"
-        with ResultsStore(where) as store:
+        with (
+            nullcontext(ResultsStore(args.store))
+            if args.store is not None
+            else throttle.scratch_store()
+        ) as store:
             done, refs = throttle.measure_references(
                 [sc], store, jobs=args.jobs or default_jobs(), alone=False
             )

@@ -23,8 +23,11 @@ from __future__ import annotations
 import copy
 import json
 import statistics
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from manetfair.errors import InputError
@@ -71,7 +74,8 @@ def shares(
     (by centre node id), its bottleneck regions, φ (as a number and exactly, "1/3"),
     the iteration that assigned it, and, where Thr_max(h) is known, the rate limit
     r = Thr_max · φ (kbit/s of TCP payload) and the spacing Δ = MSS / r (s). With
-    `measure`, missing Thr_max entries are measured first (in `store`, or in memory).
+    `measure`, missing Thr_max entries are measured first (in `store`, or in a
+    temporary one).
     """
     sc = load(scenario)
     if measure:
@@ -299,14 +303,21 @@ def with_references(
     alone: bool = True,
 ) -> Scenario:
     """`scenario` with its missing reference throughputs measured and filled in (in
-    `store`, or in a store in memory that lasts for this call)."""
+    `store`, or in a temporary store that lasts for this call)."""
     sc = load(scenario)
     if throttle_table(sc.data) is None:
         return sc
     if store is not None:
         return measure_references([sc], store, jobs=jobs, alone=alone)[0][0]
-    with ResultsStore(":memory:") as memory:
-        return measure_references([sc], memory, jobs=jobs, alone=alone)[0][0]
+    with scratch_store() as scratch:
+        return measure_references([sc], scratch, jobs=jobs, alone=alone)[0][0]
+
+
+@contextmanager
+def scratch_store() -> Iterator[ResultsStore]:
+    """A results store in a temporary directory, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="manetfair-calibration-") as tmp:
+        yield ResultsStore(Path(tmp) / "calibration.duckdb")
 
 
 def tc_commands(

@@ -75,11 +75,13 @@ fn without_shaping_the_flow_runs_at_its_own_pace() {
 }
 
 #[test]
-fn shaping_without_a_thr_max_entry_is_refused_with_the_key() {
+fn a_flow_without_a_thr_max_entry_runs_unshaped_and_is_listed() {
     let text = one_hop(150.0, "throttle").replace("thr_max_kbps = { 1 = 150 }", "thr_max_kbps = { 2 = 150 }");
-    let err = load(&text, Format::Toml, None, None).unwrap_err();
-    assert_eq!(err.key, "throttle.thr_max_kbps");
-    assert!(err.message.contains("no entry for 1 hops"), "{}", err.message);
+    let (s, _) = run(scenario(&text));
+    let t = s.schemes.get("throttle").unwrap();
+    assert_eq!(t["thr_max_missing"], serde_json::json!([1]));
+    assert!(t["flows"][0]["rate_kbps"].is_null());
+    assert!(s.flows[0].throughput_kbps > 900.0, "{}", s.flows[0].throughput_kbps);
 }
 
 /// Table 2's three flows from N1 (1, 2 and 3 hops on a 126 m chain): φ = 1/3
