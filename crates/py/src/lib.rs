@@ -320,6 +320,25 @@ fn run_scenario(
     Ok((sim.summary(wall_s).to_json(), sim.traces().to_json()))
 }
 
+/// The max-min C-load shares of a scenario's flows (Osipov and Tschudin,
+/// §3.3) with every flow active on its initial route, as JSON: L-regions,
+/// bottlenecks, φ, and the rate limit and Δ where Thr_max is known.
+#[pyfunction]
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", base_dir = None))]
+fn shares(text: &str, fmt: &str, origin: &str, base_dir: Option<PathBuf>) -> PyResult<String> {
+    let l = Loading {
+        text,
+        fmt,
+        origin,
+        seed: None,
+        duration_s: None,
+        base_dir,
+        max_memory: None,
+    };
+    let sc = l.load()?;
+    Ok(manetfair_core::net::throttle::static_report(&sc).to_json())
+}
+
 /// One JSON line: the time and every node's position (in internal order,
 /// with the scenario's ids).
 fn positions_line(sim: &Simulator, t_s: f64) -> Vec<u8> {
@@ -343,5 +362,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(shares, m)?)?;
     Ok(())
 }

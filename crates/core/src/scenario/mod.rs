@@ -174,6 +174,9 @@ pub struct Scenario {
     pub aodv: crate::net::aodv::AodvConfig,
     pub red: crate::net::red::RedConfig,
     pub nred: crate::net::nred::NredConfig,
+    /// Ingress throttling's settings, when the scenario has a `[throttle]`
+    /// table or uses `mac.queue = "throttle"`.
+    pub throttle: Option<crate::net::throttle::ThrottleConfig>,
     /// The node whose neighborhood queue is traced (`trace.neighborhood_node`).
     pub neighborhood_node: Option<u32>,
     /// What the run is expected to need (checked against the budget).
@@ -315,6 +318,12 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
     if queue == QueueKind::Nred && file.nred.is_none() {
         file.nred = Some(Default::default());
     }
+    if let Some(c) = &file.throttle {
+        c.validate().map_err(|e| ScenarioError::keyed("throttle", &e))?;
+    }
+    if queue == QueueKind::Throttle && file.throttle.is_none() {
+        file.throttle = Some(Default::default());
+    }
     file.tcp.validate().map_err(|e| ScenarioError::keyed("tcp", &e))?;
     file.onoff.validate().map_err(|e| ScenarioError::keyed("onoff", &e))?;
     // Checked whatever the protocol, so that a table written for AODV is
@@ -351,7 +360,7 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         }
     }
     let moving = trajectories.iter().flatten().any(|t| !t.is_static());
-    let flows = flow::resolve_all(&file, &radio, &index, &positions, moving)?;
+    let flows = flow::resolve_all(&file, &radio, &index, &positions, &trajectories, moving)?;
     let neighborhood_node = match file.trace.neighborhood_node {
         Some(id) => Some(index.get("trace.neighborhood_node", id)?),
         None => None,
@@ -378,6 +387,7 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         aodv: file.routing.aodv.clone(),
         red: file.red.clone().unwrap_or_default(),
         nred: file.nred.clone().unwrap_or_default(),
+        throttle: file.throttle.clone(),
         neighborhood_node,
         estimate,
         file,

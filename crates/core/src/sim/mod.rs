@@ -159,6 +159,11 @@ impl Simulator {
                         sc.queue_capacity,
                         Red::new(sc.red.clone(), stream(sc.seed, i as u64, Purpose::Queue)),
                     ),
+                    QueueKind::Throttle => {
+                        let t = sc.throttle.as_ref().expect("a throttle queue has its [throttle] table");
+                        let local = t.local_capacity_pkts.map_or(sc.queue_capacity, |c| c as usize);
+                        InterfaceQueue::with_ingress(sc.queue_capacity, local, t.spacing())
+                    }
                     k => InterfaceQueue::new(k, sc.queue_capacity),
                 },
                 queue_timer: Armed::default(),
@@ -695,6 +700,7 @@ impl Simulator {
                     bytes: msdu.bytes,
                     control: p.is_control(),
                     flow: p.flow,
+                    local: p.src == node,
                 };
                 self.nodes[node as usize].queue.push_front(now, q);
                 self.feed_mac(now, node, out);
@@ -775,8 +781,14 @@ impl Simulator {
                 self.nodes[node as usize].mac.handle_msdu(now, msdu, q.next_hop, out);
             }
         }
+        // Only a MAC without a frame needs waking when a held packet is released.
         let n = &mut self.nodes[node as usize];
-        if let Some((t, gen)) = n.queue_timer.rearm(n.queue.poll_timeout()) {
+        let want = if n.mac.wants_msdu() {
+            n.queue.poll_timeout(now)
+        } else {
+            None
+        };
+        if let Some((t, gen)) = n.queue_timer.rearm(want) {
             self.q.schedule(t.max(now), Event::QueueTimer { node, gen });
         }
     }
@@ -843,6 +855,7 @@ impl Simulator {
             bytes: p.bytes,
             control: p.is_control(),
             flow: p.flow,
+            local: p.src == node,
         };
         if let Err((q, cause)) = self.nodes[node as usize].queue.enqueue(now, q) {
             self.drop_packet(node, q.packet, cause);
@@ -889,7 +902,7 @@ impl Simulator {
         if !self.routing.is_static() {
             fs.hops = Some(p.hops as u32);
         }
-        if now >= spec.start && now <= spec.stop {
+        if now >= spec.measure_from && now <= spec.stop {
             fs.window_bytes += delivered;
         }
         let bin = (now.as_nanos() / BIN.as_nanos()) as usize;
@@ -1147,6 +1160,10 @@ impl Simulator {
                     let id = self.packets.create(packet);
                     self.with_out(node, |s, out| s.enqueue(now, node, id, next_hop, out));
                 }
+                SchemeAction::SetShaper { node, flow, delta } => {
+                    self.nodes[node as usize].queue.set_shaper(flow, delta);
+                    self.with_out(node, |s, out| s.feed_mac(now, node, out));
+                }
             }
         }
         self.scheme_scratch = acts;
@@ -1241,7 +1258,7 @@ impl Simulator {
             .zip(&self.flows)
             .enumerate()
             .map(|(i, (spec, fs))| {
-                let window = (spec.stop - spec.start).as_secs_f64();
+                let window = (spec.stop - spec.measure_from).as_secs_f64();
                 FlowSummary {
                     id: i as u32,
                     src: self.sc.node_ids[spec.src as usize],
@@ -1306,7 +1323,7 @@ impl Simulator {
             flows: &self.sc.flows,
             end: self.sc.duration,
         };
-        self.schemes.summary(&view, &mut schemes);
+        self.schemes.summary(&view, &tputs, &mut schemes);
         Summary {
             name: self.sc.name.clone(),
             seed: self.sc.seed,
