@@ -36,7 +36,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import run as bench  # noqa: E402  (the benchmark driver: ns-3 build, grid scenario)
+import run as bench  # the benchmark driver: ns-3 build, grid scenario
 
 OUT = bench.OUT_DIR / "reception"
 REPORT = HERE / "RECEPTION.md"
@@ -70,28 +70,45 @@ def line(xs: Sequence[float]) -> list[tuple[float, float]]:
 
 def cases() -> list[Case]:
     out = [
-        Case(f"link-{d}", "link", f"one TCP flow over one hop of {d} m", line([0, d]),
-             [Flow(0, 1, path=[0, 1])])
+        Case(
+            f"link-{d}",
+            "link",
+            f"one TCP flow over one hop of {d} m",
+            line([0, d]),
+            [Flow(0, 1, path=[0, 1])],
+        )
         for d in (250, 251)
     ]
     for d in (500, 551):
         # Receivers 200 m outside: A' A ... B B'. The senders hear each other at
         # 500 m (carrier sense to 550 m) and not at 551 m.
         out.append(
-            Case(f"pair-{d}", "pair", f"two saturated UDP senders {d} m apart",
-                 line([-200, 0, d, d + 200]),
-                 [Flow(1, 0, UDP_KBPS, [1, 0]), Flow(2, 3, UDP_KBPS, [2, 3])])
+            Case(
+                f"pair-{d}",
+                "pair",
+                f"two saturated UDP senders {d} m apart",
+                line([-200, 0, d, d + 200]),
+                [Flow(1, 0, UDP_KBPS, [1, 0]), Flow(2, 3, UDP_KBPS, [2, 3])],
+            )
         )
     for h in range(1, 9):
         out.append(
-            Case(f"chain-{h}", "chain", f"one TCP flow over a {h}-hop chain at 200 m",
-                 line([i * SPACING_M for i in range(h + 1)]),
-                 [Flow(0, h, path=list(range(h + 1)))])
+            Case(
+                f"chain-{h}",
+                "chain",
+                f"one TCP flow over a {h}-hop chain at 200 m",
+                line([i * SPACING_M for i in range(h + 1)]),
+                [Flow(0, h, path=list(range(h + 1)))],
+            )
         )
     out.append(
-        Case("hidden-002", "hidden", "paper 002 scenario 2: 250 m line, flows 1->2 and 4->5",
-             line([0, 250, 500, 750, 1000]),
-             [Flow(0, 1, path=[0, 1]), Flow(3, 4, path=[3, 4])])
+        Case(
+            "hidden-002",
+            "hidden",
+            "paper 002 scenario 2: 250 m line, flows 1->2 and 4->5",
+            line([0, 250, 500, 750, 1000]),
+            [Flow(0, 1, path=[0, 1]), Flow(3, 4, path=[3, 4])],
+        )
     )
     return out
 
@@ -99,8 +116,14 @@ def cases() -> list[Case]:
 def manetfair_scenario(c: Case, seed: int, reception: str = "sinr") -> dict[str, Any]:
     flows = []
     for f in c.flows:
-        flow: dict[str, Any] = {"src": f.src, "dst": f.dst, "packet_bytes": 1000,
-                                "start_s": START_S, "stop_s": DURATION_S, "route": f.path}
+        flow: dict[str, Any] = {
+            "src": f.src,
+            "dst": f.dst,
+            "packet_bytes": 1000,
+            "start_s": START_S,
+            "stop_s": DURATION_S,
+            "route": f.path,
+        }
         if f.udp_kbps is None:
             flow.update(transport="tcp-newreno", app="ftp")
         else:
@@ -119,8 +142,13 @@ def manetfair_scenario(c: Case, seed: int, reception: str = "sinr") -> dict[str,
 
 
 def ns3_input(c: Case, seed: int) -> str:
-    lines = [f"name reception-{c.name}", f"duration {DURATION_S}", f"seed {seed}",
-             "routing static", f"preamble_threshold {PREAMBLE_DB}"]
+    lines = [
+        f"name reception-{c.name}",
+        f"duration {DURATION_S}",
+        f"seed {seed}",
+        "routing static",
+        f"preamble_threshold {PREAMBLE_DB}",
+    ]
     lines += [f"node {i} {x} {y}" for i, (x, y) in enumerate(c.positions)]
     routes: dict[tuple[int, int], int] = {}
     for f in c.flows:
@@ -149,8 +177,9 @@ def run_ns3(binary: Path, c: Case, seed: int, fresh: bool) -> list[float]:
     if rec is None:
         scen = OUT / f"ns3-{c.name}-{seed}.txt"
         scen.write_text(text)
-        done = subprocess.run([str(binary), "run", str(scen)], capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run(
+            [str(binary), "run", str(scen)], capture_output=True, text=True, check=True
+        )
         summary = bench.last_json_line(done.stdout)
         if summary is None:
             raise SystemExit(f"ns3bench printed no summary for {c.name} seed {seed}")
@@ -208,10 +237,14 @@ def report(rows: Sequence[Row], seeds: int, speed: dict[str, Any] | None) -> str
     out = [
         "# Reception models against ns-3",
         "",
-        "Written by `bench/reception.py` (docs/benchmark.md); the settings and the cases are "
-        "in its head and in docs/models.md.",
-        f"Per flow: goodput in kbit/s over {START_S:g}–{DURATION_S:g} s, mean [min–max] over "
-        f"seeds 1..{seeds}; manetfair runs `radio.reception = \"sinr\"`.",
+        (
+            "Written by `bench/reception.py` (docs/benchmark.md); the settings and the cases are "
+            "in its head and in docs/models.md."
+        ),
+        (
+            f"Per flow: goodput in kbit/s over {START_S:g}–{DURATION_S:g} s, mean [min–max] over "
+            f'seeds 1..{seeds}; manetfair runs `radio.reception = "sinr"`.'
+        ),
         "",
         "| case | flow | ns-3 3.44 | manetfair sinr | verdict |",
         "| --- | --- | --- | --- | --- |",
@@ -220,16 +253,20 @@ def report(rows: Sequence[Row], seeds: int, speed: dict[str, Any] | None) -> str
     for r in rows:
         word, ok = r.verdict()
         held += ok
-        out.append(f"| {r.case.name} ({r.case.what}) | {r.flow} | {fmt_range(r.ns3)} | "
-                   f"{fmt_range(r.mf)} | {word}{'' if ok else ' (outside)'} |")
+        out.append(
+            f"| {r.case.name} ({r.case.what}) | {r.flow} | {fmt_range(r.ns3)} | "
+            f"{fmt_range(r.mf)} | {word}{'' if ok else ' (outside)'} |"
+        )
     out += ["", f"{held} of {len(rows)} flows inside ns-3's seed range or within 5 %.", ""]
     if speed:
         out += [
             "## Cost of the SINR model",
             "",
-            f"The benchmark's grid (scenario a: 10 × 10 nodes, 16 TCP flows, "
-            f"{speed['duration_s']:g} s), both models run one after the other in one process "
-            f"({speed['machine']}):",
+            (
+                f"The benchmark's grid (scenario a: 10 × 10 nodes, 16 TCP flows, "
+                f"{speed['duration_s']:g} s), both models run one after the other in one process "
+                f"({speed['machine']}):"
+            ),
             "",
             "| reception | CPU s | events | aggregate kbit/s |",
             "| --- | --- | --- | --- |",
@@ -252,8 +289,11 @@ def speed_check(quick: bool) -> dict[str, Any]:
         t0 = time.process_time()
         result = manetfair.run(text, radio__reception=model)
         cpu = time.process_time() - t0
-        out[model] = {"cpu_s": cpu, "events": result.summary["events"],
-                      "aggregate_kbps": result.summary["aggregate_kbps"]}
+        out[model] = {
+            "cpu_s": cpu,
+            "events": result.summary["events"],
+            "aggregate_kbps": result.summary["aggregate_kbps"],
+        }
     out["ratio"] = out["sinr"]["cpu_s"] / out["threshold"]["cpu_s"]
     return out
 
@@ -261,8 +301,9 @@ def speed_check(quick: bool) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--cases", default="link,pair,chain,hidden",
-                    help="groups: link, pair, chain, hidden")
+    ap.add_argument(
+        "--cases", default="link,pair,chain,hidden", help="groups: link, pair, chain, hidden"
+    )
     ap.add_argument("--fresh", action="store_true", help="rerun stored runs")
     ap.add_argument("--speed-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="a shorter grid for the speed check")
@@ -285,8 +326,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for i in range(len(c.flows)):
             row = Row(c, i, [r[i] for r in ns3], [r[i] for r in mf])
             rows.append(row)
-            print(f"{c.name} flow {i}: ns-3 {fmt_range(row.ns3)}  manetfair "
-                  f"{fmt_range(row.mf)}  {row.verdict()[0]}", file=sys.stderr)
+            print(
+                f"{c.name} flow {i}: ns-3 {fmt_range(row.ns3)}  manetfair "
+                f"{fmt_range(row.mf)}  {row.verdict()[0]}",
+                file=sys.stderr,
+            )
     REPORT.write_text(report(rows, args.seeds, speed))
     print(f"wrote {REPORT}", file=sys.stderr)
     return 0

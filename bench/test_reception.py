@@ -27,7 +27,12 @@ def test_both_simulators_get_the_same_nodes_flows_and_settings() -> None:
     assert sc["seed"] == 3 and sc["radio"]["reception"] == "sinr"
     assert sc["radio"]["sinr"]["preamble_detection_db"] == reception.PREAMBLE_DB
     assert sc["mac"] == {"ack_rate_mbps": 2.0, "eifs_after_sensed": False, "long_retry_limit": 7}
-    assert [(n["x_m"], n["y_m"]) for n in sc["node"]] == [(-200, 0.0), (0, 0.0), (551, 0.0), (751, 0.0)]
+    assert [(n["x_m"], n["y_m"]) for n in sc["node"]] == [
+        (-200, 0.0),
+        (0, 0.0),
+        (551, 0.0),
+        (751, 0.0),
+    ]
     assert [(f["src"], f["dst"], f["app"], f["rate_kbps"]) for f in sc["flow"]] == [
         (1, 0, "cbr", 2000.0),
         (2, 3, "cbr", 2000.0),
@@ -41,8 +46,12 @@ def test_routes_run_both_ways_along_the_path() -> None:
     text = reception.ns3_input(by_name()["chain-3"], 1)
     hops = {line for line in text.splitlines() if line.startswith("nexthop")}
     assert hops == {
-        "nexthop 0 3 1", "nexthop 1 3 2", "nexthop 2 3 3",
-        "nexthop 3 0 2", "nexthop 2 0 1", "nexthop 1 0 0",
+        "nexthop 0 3 1",
+        "nexthop 1 3 2",
+        "nexthop 2 3 3",
+        "nexthop 3 0 2",
+        "nexthop 2 0 1",
+        "nexthop 1 0 0",
     }
     assert "flow 0 3 1.0 60.0" in text
     sc = reception.manetfair_scenario(by_name()["chain-3"], 1)
