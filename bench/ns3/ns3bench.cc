@@ -15,9 +15,14 @@
 //   routing static|aodv
 //   node ID X Y                  ids 0..n-1, in order
 //   flow SRC DST START STOP      flow ids 0, 1, ... in file order
+//   udpflow SRC DST START STOP KBPS   a constant-rate UDP flow (1000-byte
+//                                     datagrams), also numbered in file order
 //   nexthop NODE DST VIA         static host route at NODE towards DST
 //   tcp newreno|westwood-plus    congestion control (default newreno)
 //   queue PKTS                   interface queue capacity (default 50)
+//   preamble_threshold DB        ThresholdPreambleDetectionModel::Threshold
+//                                (default 10 dB; the reception comparison
+//                                uses ns-3's own default, 4 dB)
 //
 // Blank lines and lines starting with '#' are ignored.
 
@@ -69,6 +74,7 @@ struct Flow
     uint32_t dst;
     double start;
     double stop;
+    double udpKbps = 0.0; // > 0: a constant-rate UDP flow instead of TCP bulk transfer
 };
 
 struct NextHop
@@ -89,6 +95,7 @@ struct Scenario
     std::vector<Vector> positions;
     std::vector<Flow> flows;
     std::vector<NextHop> routes;
+    double preambleThresholdDb = kPreambleThresholdDb;
 };
 
 [[noreturn]] void
@@ -158,6 +165,17 @@ ReadScenario(const std::string& path)
             Flow f;
             ok = static_cast<bool>(is >> f.src >> f.dst >> f.start >> f.stop) && f.stop > f.start;
             s.flows.push_back(f);
+        }
+        else if (key == "udpflow")
+        {
+            Flow f;
+            ok = static_cast<bool>(is >> f.src >> f.dst >> f.start >> f.stop >> f.udpKbps) &&
+                 f.stop > f.start && f.udpKbps > 0;
+            s.flows.push_back(f);
+        }
+        else if (key == "preamble_threshold")
+        {
+            ok = static_cast<bool>(is >> s.preambleThresholdDb);
         }
         else if (key == "nexthop")
         {
@@ -233,7 +251,9 @@ struct Network
 };
 
 Network
-BuildNetwork(const std::vector<Vector>& positions, bool aodv)
+BuildNetwork(const std::vector<Vector>& positions,
+             bool aodv,
+             double preambleThresholdDb = kPreambleThresholdDb)
 {
     Network net;
     net.nodes.Create(positions.size());
@@ -272,7 +292,7 @@ BuildNetwork(const std::vector<Vector>& positions, bool aodv)
                                   "MinimumRssi",
                                   DoubleValue(kPreambleMinRssiDbm),
                                   "Threshold",
-                                  DoubleValue(kPreambleThresholdDb));
+                                  DoubleValue(preambleThresholdDb));
 
     WifiHelper wifi;
     wifi.SetStandard(WIFI_STANDARD_80211b);
