@@ -1,5 +1,5 @@
 """Tests of bench/reception.py: the cases, the inputs both simulators get, and the
-verdict rule. Run with ``python3 -m pytest bench/test_reception.py``."""
+verdict rule. Run with ``python3 -m pytest bench/test_reception_driver.py``."""
 
 from __future__ import annotations
 
