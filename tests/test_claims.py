@@ -72,6 +72,25 @@ def test_ratio_and_difference():
     assert claims.measure_value(diff, RUNS, {}) == pytest.approx(0.0)
 
 
+def test_percent_change_of_means_and_per_seed():
+    # Flow 1 against flow 0 under RED: means 290 and 110 kbit/s.
+    change = {
+        "percent_change": [
+            {"field": "flows.1.throughput_kbps"},
+            {"field": "flows.0.throughput_kbps"},
+        ]
+    }
+    assert claims.measure_value(change, RUNS, {"queue": "red"}) == pytest.approx(
+        100.0 * (290.0 / 110.0 - 1.0)
+    )
+    per_seed = {**change, "per_seed": True}
+    assert claims.measure_value(per_seed, RUNS, {"queue": "red"}) == pytest.approx(
+        50.0 * (300.0 / 100.0 - 1.0) + 50.0 * (280.0 / 120.0 - 1.0)
+    )
+    zero = {"percent_change": [{"field": "aggregate_kbps"}, {"field": "aggregate_kbps"}]}
+    assert claims.measure_value(zero, RUNS, {"queue": "nred"}) == 0.0
+
+
 def test_bad_fields_are_input_errors():
     with pytest.raises(InputError, match="no 'nope'"):
         claims.measure_value({"field": "nope"}, RUNS, {})

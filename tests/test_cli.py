@@ -107,6 +107,32 @@ def test_check_bad_file_exits_2_naming_file_and_key(fake, case, tmp_path, pair_f
         assert "unknown_key" in proc.stderr or "wrong_type" in proc.stderr  # names the file
 
 
+RANDOM_FIELD = """duration_s = 5.0
+[topology]
+kind = "random"
+nodes = 40
+width_m = 800.0
+height_m = 800.0
+[traffic.random_pairs]
+"""
+
+
+@pytest.mark.core
+def test_random_pairs_run_and_a_bad_count_exits_2_naming_the_key(tmp_path):
+    good = tmp_path / "pairs.toml"
+    good.write_text(RANDOM_FIELD + 'count = 3\ntransport = "udp"\napp = "cbr"\nrate_kbps = 50.0\n')
+    proc = run_cli(["run", str(good), "--json"], fake=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    flows = json.loads(proc.stdout)["flows"]
+    assert len(flows) == 3 and len({f["src"] for f in flows} | {f["dst"] for f in flows}) == 6
+    bad = tmp_path / "bad.toml"
+    bad.write_text(RANDOM_FIELD + "count = 21\n")
+    for command in (["check", str(bad)], ["run", str(bad), "--json"]):
+        proc = run_cli(command, fake=False, cwd=tmp_path)
+        assert proc.returncode == 2 and no_traceback(proc), proc.stderr
+        assert "traffic.random_pairs.count" in proc.stderr and "21" in proc.stderr
+
+
 @pytest.mark.parametrize("fake", BACKENDS)
 def test_missing_file_and_bad_arguments_exit_2(fake, tmp_path):
     proc = run_cli(["check", str(tmp_path / "nope.toml")], fake=fake, cwd=tmp_path)

@@ -6,6 +6,7 @@ A measure (the `measured` table of a claim, or a plot's `y`) is one of
     { field = "flows.*.throughput_kbps", reduce = "min" }   `*` fans out; reduce per run
     { ratio = [<measure>, <measure>] }                      first / second
     { difference = [<measure>, <measure>] }                 first - second
+    { percent_change = [<measure>, <measure>] }             100 * (first / second - 1)
     { trace = "flow_throughput_kbps", series = [0, 1], over = "longest_silence_s" }
                                                             a statistic of 1 s series
     { unfairness = <vector>, optimal = [<measure>, ...] }   Osipov-Tschudin u, eq. (4)
@@ -180,7 +181,9 @@ def per_run_values(
         return [trace_value(r, measure) for r in chosen]
     path = measure.get("field")
     if not isinstance(path, str):
-        raise InputError(f"a measure needs field, trace, ratio or difference: {dict(measure)}")
+        raise InputError(
+            f"a measure needs field, trace, ratio, difference or percent_change: {dict(measure)}"
+        )
     pick = measure.get("pick")
     return [field_value(r.summary, path, measure.get("reduce"), pick) for r in chosen]
 
@@ -422,7 +425,11 @@ def measure_value(
             if not isinstance(parts, list) or not parts:
                 raise InputError(f"{op} needs a list of measures")
             return STAT_FNS[op]([measure_value(p, runs, selection) for p in parts])
-    for op, fn in (("ratio", _ratio), ("difference", lambda a, b: a - b)):
+    for op, fn in (
+        ("ratio", _ratio),
+        ("difference", lambda a, b: a - b),
+        ("percent_change", _percent_change),
+    ):
         if op in measure:
             parts = measure[op]
             if not isinstance(parts, list) or len(parts) != 2:
@@ -518,6 +525,11 @@ def _ranks(xs: Sequence[float]) -> list[float]:
 
 def _ratio(a: float, b: float) -> float:
     return math.nan if b == 0 else a / b
+
+
+def _percent_change(a: float, b: float) -> float:
+    """The change of `a` from `b` in percent, as papers give "+15%" over a baseline."""
+    return math.nan if b == 0 else 100.0 * (a / b - 1.0)
 
 
 @dataclass

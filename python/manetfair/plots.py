@@ -142,7 +142,8 @@ def _point(
     """(mean, lowest, highest) over seeds of a measure at one selection: per run for a
     field, trace or unfairness measure; per seed for a ratio or difference."""
     runs = r.runs
-    if any(op in measure for op in ("ratio", "difference", "across", "max", "min", "mean")):
+    composite = ("ratio", "difference", "percent_change", "across", "max", "min", "mean")
+    if any(op in measure for op in composite):
         seeds = sorted({x.seed for x in runs})
         values = [
             claims_mod.measure_value(measure, [x for x in runs if x.seed == s], where)

@@ -134,12 +134,16 @@ impl Estimate {
         if let Some(text) = &m.ns2_movements {
             trajectory_points = trajectory_points.saturating_add(2 * text.lines().count() as u64);
         }
-        let flows = file.flows.len() as u64;
+        let drawn = file.traffic.as_ref().and_then(|t| t.random_pairs.as_ref());
+        let drawn_tcp = drawn.filter(|rp| rp.transport.parse::<TcpVariant>().is_ok());
+        let count = |rp: Option<&super::file::RandomPairsFile>| rp.map_or(0, |rp| u64::from(rp.count));
+        let flows = file.flows.len() as u64 + count(drawn);
         let tcp_flows = file
             .flows
             .iter()
             .filter(|f| f.transport.parse::<TcpVariant>().is_ok())
-            .count() as u64;
+            .count() as u64
+            + count(drawn_tcp);
         let bins = file.duration_s.ceil().max(1.0);
         let mut per_bin = 1 + 2 * flows + 4 * tcp_flows;
         if file.trace.node_series {

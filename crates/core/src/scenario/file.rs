@@ -66,6 +66,10 @@ pub struct ScenarioFile {
     pub nodes: Vec<NodeFile>,
     #[serde(default, rename = "flow")]
     pub flows: Vec<FlowFile>,
+    /// `[traffic]`: flows generated from the seed, numbered after the
+    /// `[[flow]]` tables (docs/scenario.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<TrafficFile>,
     #[serde(default)]
     pub tcp: crate::transport::tcp::TcpConfig,
     #[serde(default)]
@@ -328,6 +332,50 @@ pub struct MetricsFile {
     /// warm-up once all flows run, as Osipov and Tschudin's 12 s (§5.1).
     #[serde(default)]
     pub warmup_s: f64,
+}
+
+/// `[traffic]`: traffic generated from the seed.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficFile {
+    /// `[traffic.random_pairs]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_pairs: Option<RandomPairsFile>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[traffic.random_pairs]`: `count` source-destination pairs drawn from the
+/// seed, each with the flow keys below and a start time drawn uniformly in
+/// `start_s` (the random-field experiments of Berger et al. §4.2, whose
+/// pairs and start times the paper does not list).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RandomPairsFile {
+    pub count: u32,
+    #[serde(default = "default_transport")]
+    pub transport: String,
+    #[serde(default = "default_app")]
+    pub app: String,
+    #[serde(default = "default_packet_bytes")]
+    pub packet_bytes: u32,
+    /// `[earliest, latest]` start, seconds; default `[0, 0]`.
+    #[serde(default)]
+    pub start_s: [f64; 2],
+    /// Defaults to the end of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_kbps: Option<f64>,
+    /// Both ends of every pair in one connected component of the
+    /// transmission-range graph at time 0.
+    #[serde(default = "yes")]
+    pub connected: bool,
+    /// No node is an end of two pairs.
+    #[serde(default = "yes")]
+    pub distinct_nodes: bool,
 }
 
 /// What the run records beyond the summary.

@@ -99,9 +99,10 @@ fn list(xs: &[&str]) -> String {
 }
 
 impl FlowFile {
-    /// Checks the keys of flow `i` that need no topology.
-    fn check(&self, i: usize, duration_s: f64) -> Result<(Transport, App)> {
-        let k = |s: &str| format!("flow[{i}].{s}");
+    /// Checks the keys of a flow that need no topology; its keys are
+    /// named under `prefix` (`flow[0]`, `traffic.random_pairs`).
+    pub(super) fn check(&self, prefix: &str, duration_s: f64) -> Result<(Transport, App)> {
+        let k = |s: &str| format!("{prefix}.{s}");
         let transport = Transport::parse(&self.transport).ok_or_else(|| {
             ScenarioError::new(
                 k("transport"),
@@ -202,7 +203,7 @@ fn cbr_gap(key: &str, rate_kbps: f64, packet_bytes: u32) -> Result<Duration> {
 
 /// Connected components of the transmission-range graph: two fixed nodes
 /// have a path between them exactly when their labels agree.
-fn components(adj: &[Vec<u32>]) -> Vec<u32> {
+pub(super) fn components(adj: &[Vec<u32>]) -> Vec<u32> {
     let mut label = vec![u32::MAX; adj.len()];
     let mut stack = Vec::new();
     for root in 0..adj.len() {
@@ -223,7 +224,8 @@ fn components(adj: &[Vec<u32>]) -> Vec<u32> {
     label
 }
 
-/// Every flow of the file, checked and joined to the topology.
+/// Every flow of the file, then the generated ones (`[traffic]`), checked
+/// and joined to the topology.
 pub(super) fn resolve_all(
     file: &ScenarioFile,
     radio: &super::RadioParams,
@@ -237,16 +239,19 @@ pub(super) fn resolve_all(
     // Connectivity over the transmission range, for static routes.
     let channel = Channel::new(positions.to_vec(), radio);
     let component = components(&channel.rx_adjacency());
-    let mut flows = Vec::with_capacity(file.flows.len());
-    for (i, f) in file.flows.iter().enumerate() {
-        let k = |s: &str| format!("flow[{i}].{s}");
-        let (transport, app) = f.check(i, file.duration_s)?;
+    let generated = super::traffic::random_pairs(file, index, &component)?;
+    let mut flows = Vec::with_capacity(file.flows.len() + generated.len());
+    let named = file.flows.iter().enumerate().map(|(i, f)| (format!("flow[{i}]"), f));
+    let drawn = generated.iter().map(|f| ("traffic.random_pairs".to_string(), f));
+    for (prefix, f) in named.chain(drawn) {
+        let k = |s: &str| format!("{prefix}.{s}");
+        let (transport, app) = f.check(&prefix, file.duration_s)?;
         let src = index.get(&k("src"), f.src)?;
         let dst = index.get(&k("dst"), f.dst)?;
         if src == dst {
             return Err(ScenarioError::new(
                 k("dst"),
-                format!("{} equals flow[{i}].src; a flow needs two different nodes", f.dst),
+                format!("{} equals {prefix}.src; a flow needs two different nodes", f.dst),
             ));
         }
         let route = match &f.route {
@@ -322,10 +327,15 @@ pub(super) fn resolve_all(
         }
         // With fixed nodes a destination without a path now never has one.
         if !moving && route.is_none() && component[src as usize] != component[dst as usize] {
+            let (key, hint) = if prefix.starts_with("flow[") {
+                (k("dst"), "")
+            } else {
+                (k("connected"), "; connected = true draws only pairs that have one")
+            };
             return Err(ScenarioError::new(
-                k("dst"),
+                key,
                 format!(
-                    "node {} is unreachable from node {} under {} routing: no path of hops within radio.tx_range_m = {} m",
+                    "node {} is unreachable from node {} under {} routing: no path of hops within radio.tx_range_m = {} m{hint}",
                     f.dst,
                     f.src,
                     super::Named::name(routing),

@@ -8,6 +8,7 @@ mod flow;
 pub mod mobility;
 pub(crate) mod names;
 pub mod topology;
+mod traffic;
 
 pub use budget::{Estimate, DEFAULT_MAX_MEMORY};
 pub use file::{Propagation, RoutingKind, ScenarioFile, TopologyKind};
