@@ -111,6 +111,13 @@ fn version() -> &'static str {
 }
 
 /// The default memory budget of one run, bytes.
+/// The core's Jain index, the one every run summary carries; the front door's
+/// claims compute the same and a test holds the two together.
+#[pyfunction]
+fn jain_index(xs: Vec<f64>) -> f64 {
+    manetfair_core::metrics::jain_index(&xs)
+}
+
 #[pyfunction]
 fn default_max_memory() -> u64 {
     DEFAULT_MAX_MEMORY
@@ -359,6 +366,7 @@ fn positions_line(sim: &Simulator, t_s: f64) -> Vec<u8> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add_function(wrap_pyfunction!(default_max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
