@@ -56,7 +56,7 @@ def test_t95_is_students_quantile():
 def test_mean_ci_uses_student_t():
     mean, half = claims.mean_ci([1.0, 3.0])
     assert mean == 2.0
-    assert half == pytest.approx(12.706 * math.sqrt(2) / math.sqrt(2))
+    assert half == pytest.approx(12.706 * math.sqrt(2) / math.sqrt(2), abs=5e-4)
     assert math.isnan(claims.mean_ci([1.0])[1])
 
 
