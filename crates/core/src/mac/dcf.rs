@@ -21,10 +21,17 @@
 //! station opened: quick-exchange's reverse packet, fast-forward's relayed
 //! packet, OPET's answer to a ready-to-receive frame. The second slot never
 //! contends and leaves the first slot's backoff and retry state untouched.
+//!
+//! OPET (Zhai et al., `opet.rs`) adds three things: a shorter backoff after
+//! a packet to relay (`prioritize`), the negative CTS that refuses an RTS
+//! for a congested flow and hands the MSDU back (`MacAction::Blocked`), and
+//! the ready-to-receive frame a station contends for on its own
+//! (`request_rtr`), answered by DATA after SIFS.
 
 use super::fast_forward::{FastForward, ACK_RTS_BYTES};
 use super::frame::{Extensions, Frame, FrameKind, Msdu, ACK_BYTES, BROADCAST, CTS_BYTES, DATA_OVERHEAD_BYTES};
 use super::nav::Nav;
+use super::opet::{self, Opet};
 use super::quick_exchange::{self as qe, QuickExchange, CTS_QE_BYTES};
 use crate::phy::Rate;
 use crate::time::{Duration, SimTime};
@@ -52,6 +59,8 @@ pub struct DcfConfig {
     pub quick_exchange: QuickExchange,
     /// Fast-forward (Berger et al. §3.2), off by default.
     pub fast_forward: FastForward,
+    /// OPET (Zhai et al.), off by default.
+    pub opet: Opet,
 }
 
 impl Default for DcfConfig {
@@ -69,6 +78,7 @@ impl Default for DcfConfig {
             ack_rate: Rate::MBPS_1,
             quick_exchange: QuickExchange::default(),
             fast_forward: FastForward::default(),
+            opet: Opet::default(),
         }
     }
 }
@@ -158,6 +168,25 @@ pub enum MacAction {
         next_hop: u32,
         retries: Retries,
     },
+    /// OPET: an RTS for flow `label` from `from` arrived and a CTS is due;
+    /// `t_data` is the airtime of the DATA it announces. If the flow is
+    /// congested here the caller calls `Dcf::refuse` before control
+    /// returns to the event loop, and a negative CTS goes instead.
+    RtsFor { from: u32, label: u32, t_data: Duration },
+    /// OPET: a negative CTS from `next_hop` refused this MSDU: it goes
+    /// back to the head of its flow's queue, and its flow is blocked
+    /// towards `next_hop`. No retry was counted.
+    Blocked { msdu: Msdu, next_hop: u32 },
+    /// OPET: a ready-to-receive frame for flow `label` came from `from`.
+    /// The caller lifts its block and may, before control returns to the
+    /// event loop, answer with a packet of the flow for `from`:
+    /// `Dcf::answer_rtr` (the MSDU in hand) or `Dcf::send_from_second_slot`.
+    WantRtrData { from: u32, label: u32 },
+    /// OPET: the DATA our ready-to-receive frame asked `from` for arrived.
+    RtrAnswered { from: u32, label: u32 },
+    /// OPET: our ready-to-receive frames to `to` went unanswered
+    /// `rtr_attempts` times; the station stops asking.
+    RtrAbandoned { to: u32, label: u32 },
 }
 
 /// Which MSDU an exchange carries.
@@ -203,6 +232,11 @@ enum Wait {
     DataAck(Slot),
     /// Quick-exchange, at the RTS receiver after DATA2+ACK1: ACK2.
     Ack2(Slot),
+    /// OPET, after our ready-to-receive frame: DATA of `label` from `to`.
+    RtrData {
+        to: u32,
+        label: u32,
+    },
 }
 
 /// A response due SIFS after the frame that solicited it.
@@ -221,6 +255,8 @@ enum Response {
     /// Fast-forward's ACK-RTS: `ack`, whose second receiver address asks
     /// the slot MSDU's next hop for a CTS.
     AckRts { ack: Frame, slot: Slot },
+    /// OPET's negative CTS to an RTS from `to`.
+    Ncts { to: u32 },
 }
 
 /// The packet fast-forward sends on (the answer to `WantForward`).
@@ -257,6 +293,9 @@ enum Exchange {
     SendingData { slot: Slot, response: bool, then: Solicits },
     /// Our CTS(τ) is on the air: the slot's MSDU goes back to its sender.
     SendingCtsTau { reverse: Slot, t_data1: Duration },
+    /// OPET: our ready-to-receive frame to `to` for `label` is on the air;
+    /// the DATA it solicits lasts `t_data`.
+    SendingRtr { to: u32, label: u32, t_data: Duration },
     /// Waiting for a CTS or ACK; the Timeout timer is armed.
     Waiting(Wait),
     /// SIFS before a response; the Response timer is armed. `under` is a
@@ -306,6 +345,17 @@ struct TimerSlot {
     gen: u32,
 }
 
+/// OPET: a ready-to-receive frame the station owes a blocked upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PendingRtr {
+    to: u32,
+    label: u32,
+    /// Airtime of the DATA it solicits (from the refused RTS's Duration).
+    t_data: Duration,
+    /// Ready-to-receive frames sent for it so far.
+    attempts: u32,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DcfStats {
     pub retry_drops: u64,
@@ -319,6 +369,16 @@ pub struct DcfStats {
     pub qe_failed: u64,
     /// Fast-forward: ACK-RTSs sent.
     pub ff_attempted: u64,
+    /// OPET: negative CTSs sent and received (blocks), ready-to-receive
+    /// frames sent and received, those answered by DATA (resumes), those
+    /// that timed out (lost or unanswered), and resumes given up.
+    pub ncts_sent: u64,
+    pub ncts_received: u64,
+    pub rtr_sent: u64,
+    pub rtr_received: u64,
+    pub rtr_answered: u64,
+    pub rtr_timeouts: u64,
+    pub rtr_abandoned: u64,
 }
 
 pub struct Dcf {
@@ -336,6 +396,8 @@ pub struct Dcf {
     counting_from: Option<SimTime>,
     current: Option<Held>,
     side: Option<Held>,
+    /// OPET: ready-to-receive frames owed, oldest first.
+    pending_rtr: Vec<PendingRtr>,
     exchange: Exchange,
     next_seq: u16,
     /// Recent ⟨transmitter, sequence number⟩ tuples (§9.3.2.10).
@@ -361,6 +423,7 @@ impl Dcf {
             counting_from: None,
             current: None,
             side: None,
+            pending_rtr: Vec::new(),
             exchange: Exchange::Idle,
             next_seq: 0,
             dup_cache: Vec::new(),
@@ -403,6 +466,16 @@ impl Dcf {
             .into_iter()
             .flatten()
             .map(|c| (c.msdu, c.next_hop))
+    }
+
+    /// The second slot is free (an MSDU can be sent inside an exchange).
+    pub fn side_free(&self) -> bool {
+        self.side.is_none()
+    }
+
+    /// The station is in no frame exchange of its own.
+    pub fn idle(&self) -> bool {
+        !self.in_exchange()
     }
 
     /// The frame on the air, if any, is a response: a CTS or ACK, or DATA
@@ -496,7 +569,8 @@ impl Dcf {
     /// Re-arms the access timer if the station contends (has an MSDU or a
     /// post-transmission backoff pending) and the medium is idle.
     fn reschedule_access(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
-        if self.phy_busy || self.in_exchange() || !(self.backoff_pending || self.current.is_some()) {
+        let contends = self.backoff_pending || self.current.is_some() || !self.pending_rtr.is_empty();
+        if self.phy_busy || self.in_exchange() || !contends {
             self.counting_from = None;
             self.cancel_timer(MacTimer::Access);
             return;
@@ -566,6 +640,98 @@ impl Dcf {
             under: None,
         };
         self.set_timer(MacTimer::Response, now + self.cfg.sifs, out);
+        self.reschedule_access(now, out);
+    }
+
+    /// OPET's fast relay: the next channel access draws its backoff from
+    /// [0, cw_relay] if that is shorter than what remains
+    /// (`backoff_slots = min(remaining, U[0, cw_relay])`).
+    pub fn prioritize(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
+        self.shorten_backoff(now, self.cfg.opet.cw_relay, out);
+    }
+
+    /// Keeps at most `U[0, window]` backoff slots still to count, and
+    /// contends. Slots already counted in this idle period stay counted.
+    fn shorten_backoff(&mut self, now: SimTime, window: u32, out: &mut Vec<MacAction>) {
+        let k = self.rng.gen_range(0..=window);
+        let contending = self.backoff_pending || self.current.is_some();
+        let elapsed = match self.counting_from {
+            Some(from) if now > from => ((now - from).as_nanos() / self.cfg.slot.as_nanos()) as u32,
+            _ => 0,
+        };
+        let elapsed = elapsed.min(self.backoff_slots);
+        let left = if contending {
+            self.backoff_slots - elapsed
+        } else {
+            u32::MAX
+        };
+        self.backoff_slots = elapsed + left.min(k);
+        self.backoff_pending = true;
+        self.reschedule_access(now, out);
+    }
+
+    /// OPET: owe `to` a ready-to-receive frame for flow `label` (its
+    /// count here fell below the threshold); `t_data` is the airtime of
+    /// the DATA it solicits. It contends with the fast-relay window.
+    pub fn request_rtr(&mut self, now: SimTime, to: u32, label: u32, t_data: Duration, out: &mut Vec<MacAction>) {
+        if self.pending_rtr.iter().any(|r| r.to == to && r.label == label) {
+            return;
+        }
+        self.pending_rtr.push(PendingRtr {
+            to,
+            label,
+            t_data,
+            attempts: 0,
+        });
+        self.shorten_backoff(now, self.cfg.opet.cw_relay, out);
+    }
+
+    /// OPET: the ready-to-receive frame owed to `to` for `label` is no
+    /// longer needed (the flow came back by an RTS).
+    pub fn cancel_rtr(&mut self, to: u32, label: u32) {
+        let on_air = matches!(self.exchange,
+            Exchange::SendingRtr { to: t, label: l, .. } | Exchange::Waiting(Wait::RtrData { to: t, label: l })
+            if t == to && l == label);
+        if !on_air {
+            self.pending_rtr.retain(|r| !(r.to == to && r.label == label));
+        }
+    }
+
+    /// OPET: ready-to-receive frames owed, as (to, label).
+    pub fn pending_rtrs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.pending_rtr.iter().map(|r| (r.to, r.label))
+    }
+
+    /// OPET: answer the RTS whose CTS is due with a negative CTS (after
+    /// `MacAction::RtsFor`).
+    pub fn refuse(&mut self) {
+        if let Exchange::Sifs {
+            response: Response::Cts { to, .. },
+            under,
+        } = self.exchange
+        {
+            self.exchange = Exchange::Sifs {
+                response: Response::Ncts { to },
+                under,
+            };
+        }
+    }
+
+    /// OPET: answer a ready-to-receive frame with the MSDU in hand, as
+    /// DATA SIFS from now (after `MacAction::WantRtrData`). Its retry
+    /// state carries on: the DATA counts against the long retry limit.
+    pub fn answer_rtr(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
+        debug_assert!(self.current.is_some() && !self.in_exchange());
+        self.freeze(now);
+        self.respond(
+            now,
+            Response::Data {
+                slot: Slot::Current,
+                tau: Duration::ZERO,
+            },
+            None,
+            out,
+        );
         self.reschedule_access(now, out);
     }
 
@@ -640,7 +806,7 @@ impl Dcf {
 
     /// One transition of the exchange state machine.
     fn step(&mut self, now: SimTime, event: Event, out: &mut Vec<MacAction>) {
-        use Exchange::{Idle, Responding, SendingCtsTau, SendingData, SendingRts, Sifs, Waiting};
+        use Exchange::{Idle, Responding, SendingCtsTau, SendingData, SendingRtr, SendingRts, Sifs, Waiting};
         match (self.exchange, event) {
             // §9.3.4.3: the backoff reached zero on an idle medium. The
             // MSDU in hand goes, after an RTS if it is longer than the RTS
@@ -649,7 +815,9 @@ impl Dcf {
                 self.counting_from = None;
                 self.backoff_slots = 0;
                 self.backoff_pending = false;
-                if self.current.is_some() {
+                if let Some(r) = self.pending_rtr.first().copied() {
+                    self.send_rtr(r, out);
+                } else if self.current.is_some() {
                     self.initiate(out);
                 }
             }
@@ -753,6 +921,70 @@ impl Dcf {
                     then: Solicits::Ack2,
                 };
                 out.push(MacAction::Transmit(data));
+            }
+            // OPET: the negative CTS, Duration 0, so that it reserves
+            // nothing around the congested station.
+            (
+                Sifs {
+                    response: Response::Ncts { to },
+                    under,
+                },
+                Event::SifsElapsed,
+            ) => {
+                let ncts = self.control(FrameKind::Ncts, to, Duration::ZERO);
+                self.stats.ncts_sent += 1;
+                self.exchange = Responding { under };
+                out.push(MacAction::Transmit(ncts));
+            }
+            // OPET: after the ready-to-receive frame the station awaits the
+            // DATA for SIFS + T(DATA) + slot.
+            (SendingRtr { to, label, t_data }, Event::TxEnd) => {
+                self.exchange = Waiting(Wait::RtrData { to, label });
+                self.set_timer(MacTimer::Timeout, now + self.cfg.response_timeout(t_data), out);
+            }
+            // OPET: the DATA our ready-to-receive frame asked for: ACK after
+            // SIFS, delivered unless a duplicate; the resume is done. A
+            // backoff follows, as after every exchange (§9.3.4.3).
+            (Waiting(Wait::RtrData { to, label }), Event::Rx(f))
+                if f.kind == FrameKind::Data && f.rx == self.me && f.tx == to =>
+            {
+                self.cancel_timer(MacTimer::Timeout);
+                self.pending_rtr.retain(|r| !(r.to == to && r.label == label));
+                self.stats.rtr_answered += 1;
+                self.draw_backoff();
+                let ack = self.control(FrameKind::Ack, f.tx, Duration::ZERO);
+                self.respond(now, Response::Control(ack), None, out);
+                out.push(MacAction::RtrAnswered { from: to, label });
+                self.receive_data(f, out);
+            }
+            // OPET: a negative CTS answers our RTS: not a failure. The
+            // short retry count is reset (the RTS was answered), CW stays,
+            // the MSDU goes back to its flow's queue and a new backoff is
+            // drawn from the current CW for whatever is served next.
+            (Waiting(Wait::Cts(slot)), Event::Rx(f))
+                if f.kind == FrameKind::Ncts && self.held(slot).next_hop == f.tx =>
+            {
+                self.cancel_timer(MacTimer::Timeout);
+                self.exchange = Idle;
+                self.stats.ncts_received += 1;
+                let h = self.slot_mut(slot).take().expect("a wait for an empty slot");
+                out.push(MacAction::Blocked {
+                    msdu: h.msdu,
+                    next_hop: h.next_hop,
+                });
+                self.draw_backoff();
+                self.reschedule_access(now, out);
+            }
+            // OPET: a ready-to-receive frame, answered like an RTS only
+            // outside an exchange and with the NAV clear; the node stack
+            // picks the packet (`MacAction::WantRtrData`).
+            (Idle, Event::Rx(f)) if f.kind == FrameKind::Rtr => {
+                self.stats.rtr_received += 1;
+                if !self.nav.is_set(now) {
+                    if let Some(label) = f.ext.flow {
+                        out.push(MacAction::WantRtrData { from: f.tx, label });
+                    }
+                }
             }
             // §9.3.2.6: after an RTS the station awaits the CTS for
             // CTSTimeout = SIFS + CTS + slot.
@@ -860,6 +1092,16 @@ impl Dcf {
                     d1_bytes: d1_bytes.unwrap_or(u32::MAX),
                 };
                 self.respond(now, response, None, out);
+                // OPET: the node stack says whether the flow is congested here.
+                if let (true, Some(label)) = (self.cfg.opet.enabled, f.ext.flow) {
+                    let fixed = self.cfg.sifs.mul(3) + self.cfg.cts_time() + self.cfg.ack_time();
+                    let t_data = Duration(f.duration.as_nanos().saturating_sub(fixed.as_nanos()));
+                    out.push(MacAction::RtsFor {
+                        from: f.tx,
+                        label,
+                        t_data,
+                    });
+                }
             }
             // §9.3.2.6: the CTS from the RTS's receiver: DATA after SIFS;
             // the short retry count is reset (§9.3.4.4). Berger et al. §3.1:
@@ -1028,6 +1270,11 @@ impl Dcf {
             };
             let mut rts = self.control(FrameKind::Rts, c.next_hop, dur);
             rts.retry = c.retries.short > 0;
+            if self.cfg.opet.enabled {
+                // OPET: the RTS names the flow, so that the receiver can refuse it.
+                rts.bytes += self.cfg.opet.flow_label_bytes;
+                rts.ext.flow = c.msdu.label;
+            }
             rts
         } else {
             self.exchange = Exchange::SendingData {
@@ -1109,7 +1356,49 @@ impl Dcf {
                 self.failed(now, s, false, out);
             }
             Wait::Data1(reverse) => self.release(now, reverse, out),
+            Wait::RtrData { to, label } => self.rtr_expired(now, to, label, out),
         }
+    }
+
+    /// OPET: no DATA after our ready-to-receive frame. It is tried again
+    /// with the relay window doubled, until `rtr_attempts` are used; the
+    /// upstream's block timeout covers the rest.
+    fn rtr_expired(&mut self, now: SimTime, to: u32, label: u32, out: &mut Vec<MacAction>) {
+        self.stats.rtr_timeouts += 1;
+        let Some(i) = self.pending_rtr.iter().position(|r| r.to == to && r.label == label) else {
+            return;
+        };
+        if self.pending_rtr[i].attempts >= self.cfg.opet.rtr_attempts {
+            self.pending_rtr.remove(i);
+            self.stats.rtr_abandoned += 1;
+            out.push(MacAction::RtrAbandoned { to, label });
+            self.draw_backoff();
+            self.reschedule_access(now, out);
+        } else {
+            let window = (2 * self.cfg.opet.cw_relay + 1).min(self.cfg.cw_max);
+            self.backoff_slots = self.rng.gen_range(0..=window);
+            self.backoff_pending = true;
+            self.reschedule_access(now, out);
+        }
+    }
+
+    /// OPET: the ready-to-receive frame `r` goes (channel access won). Its
+    /// Duration covers SIFS + DATA + SIFS + ACK.
+    fn send_rtr(&mut self, r: PendingRtr, out: &mut Vec<MacAction>) {
+        if let Some(p) = self.pending_rtr.iter_mut().find(|p| p.to == r.to && p.label == r.label) {
+            p.attempts += 1;
+        }
+        let duration = self.cfg.sifs.mul(2) + r.t_data + self.cfg.ack_time();
+        let mut rtr = self.control(FrameKind::Rtr, r.to, duration);
+        rtr.bytes = opet::rtr_bytes(self.cfg.opet.flow_label_bytes);
+        rtr.ext.flow = Some(r.label);
+        self.stats.rtr_sent += 1;
+        self.exchange = Exchange::SendingRtr {
+            to: r.to,
+            label: r.label,
+            t_data: r.t_data,
+        };
+        out.push(MacAction::Transmit(rtr));
     }
 
     /// A CTS (`waited_cts`) or ACK did not come for the MSDU of `slot`.
@@ -1239,5 +1528,7 @@ impl Dcf {
 mod tests;
 #[cfg(test)]
 mod tests_fast_forward;
+#[cfg(test)]
+mod tests_opet;
 #[cfg(test)]
 mod tests_quick_exchange;

@@ -21,6 +21,8 @@ pub const RTS_BYTES: u32 = 20;
 /// CTS and ACK: frame control, duration, RA, FCS (§8.3.1.3, §8.3.1.4).
 pub const CTS_BYTES: u32 = 14;
 pub const ACK_BYTES: u32 = 14;
+/// OPET's negative CTS is a CTS with this bit of the flags (More Data).
+pub const NCTS_FLAG: u8 = 0x20;
 /// Data frame header (24 bytes, three addresses) plus FCS (4 bytes).
 pub const DATA_OVERHEAD_BYTES: u32 = 28;
 
@@ -32,10 +34,25 @@ pub enum FrameKind {
     Cts,
     Data,
     Ack,
+    /// OPET's negative CTS: the RTS's receiver refuses the flow.
+    Ncts,
+    /// OPET's ready-to-receive frame: a receiver-initiated CTS that
+    /// solicits the DATA of a blocked flow.
+    Rtr,
 }
 
 impl FrameKind {
-    pub const ALL: [FrameKind; 4] = [FrameKind::Rts, FrameKind::Cts, FrameKind::Data, FrameKind::Ack];
+    pub const ALL: [FrameKind; 6] = [
+        FrameKind::Rts,
+        FrameKind::Cts,
+        FrameKind::Data,
+        FrameKind::Ack,
+        FrameKind::Ncts,
+        FrameKind::Rtr,
+    ];
+    /// The kinds of plain 802.11, counted in every summary; the others
+    /// only when their extension is on.
+    pub const STANDARD: [FrameKind; 4] = [FrameKind::Rts, FrameKind::Cts, FrameKind::Data, FrameKind::Ack];
     pub fn index(self) -> usize {
         self as usize
     }
@@ -45,16 +62,19 @@ impl FrameKind {
             FrameKind::Cts => "cts",
             FrameKind::Data => "data",
             FrameKind::Ack => "ack",
+            FrameKind::Ncts => "ncts",
+            FrameKind::Rtr => "rtr",
         }
     }
     /// Frame control, first byte: protocol version 0, type and subtype
-    /// (§8.2.4.1.3, Table 8-1).
+    /// (§8.2.4.1.3, Table 8-1). OPET's frames have no subtype of their
+    /// own: both go as CTS frames (docs/opet.md, "In a pcap").
     fn frame_control(self) -> u8 {
         match self {
-            FrameKind::Rts => 0xb4,  // control, subtype 1011
-            FrameKind::Cts => 0xc4,  // control, subtype 1100
-            FrameKind::Ack => 0xd4,  // control, subtype 1101
-            FrameKind::Data => 0x08, // data, subtype 0000
+            FrameKind::Rts => 0xb4,                                    // control, subtype 1011
+            FrameKind::Cts | FrameKind::Ncts | FrameKind::Rtr => 0xc4, // control, subtype 1100
+            FrameKind::Ack => 0xd4,                                    // control, subtype 1101
+            FrameKind::Data => 0x08,                                   // data, subtype 0000
         }
     }
 }
@@ -65,6 +85,9 @@ impl FrameKind {
 pub struct Msdu {
     pub packet: u32,
     pub bytes: u32,
+    /// OPET's flow label (the flow and its direction); None for packets
+    /// of no flow, which are never backpressured.
+    pub label: Option<u32>,
 }
 
 /// What the DCF's extensions add to a frame; all empty in plain 802.11.
@@ -134,7 +157,7 @@ impl Frame {
             msdu: None,
             bytes: match kind {
                 FrameKind::Rts => RTS_BYTES,
-                FrameKind::Cts => CTS_BYTES,
+                FrameKind::Cts | FrameKind::Ncts | FrameKind::Rtr => CTS_BYTES,
                 _ => ACK_BYTES,
             },
             rate,
@@ -162,7 +185,11 @@ impl Frame {
     /// the LLC/SNAP header, after which the caller appends the MSDU's
     /// bytes. The FCS is not written.
     pub fn emit(&self, out: &mut Vec<u8>) {
-        let flags = if self.retry { 0x08 } else { 0x00 };
+        let mut flags = if self.retry { 0x08 } else { 0x00 };
+        if self.kind == FrameKind::Ncts {
+            // The More Data bit, unused in a CTS, marks it negative.
+            flags |= NCTS_FLAG;
+        }
         let mut fc = self.kind.frame_control();
         if self.kind == FrameKind::Data && self.ext.piggybacked_ack {
             fc = 0x18; // data, subtype 0001: Data+CF-Ack
@@ -171,7 +198,12 @@ impl Frame {
         out.extend_from_slice(&self.duration_us().to_le_bytes());
         out.extend_from_slice(&mac_address(self.rx));
         match self.kind {
-            FrameKind::Rts => out.extend_from_slice(&mac_address(self.tx)),
+            FrameKind::Rts => {
+                out.extend_from_slice(&mac_address(self.tx));
+                self.emit_label(out, RTS_BYTES);
+            }
+            FrameKind::Rtr => self.emit_label(out, CTS_BYTES),
+            FrameKind::Ncts => {}
             FrameKind::Cts if self.bytes > CTS_BYTES => {
                 // Quick-exchange's τ field, in microseconds like Duration.
                 let tau = self.ext.tau.as_nanos().div_ceil(1000).min(32767) as u16;
@@ -189,6 +221,20 @@ impl Frame {
                 out.extend_from_slice(&(self.seq << 4).to_le_bytes());
                 out.extend_from_slice(&LLC_SNAP_IPV4);
             }
+        }
+    }
+
+    /// OPET's flow label after the standard fields, in the bytes the frame
+    /// has beyond `standard` (big-endian, the low bytes if fewer than 4).
+    fn emit_label(&self, out: &mut Vec<u8>, standard: u32) {
+        let n = self.bytes.saturating_sub(standard) as usize;
+        if n == 0 {
+            return;
+        }
+        let label = self.ext.flow.unwrap_or(u32::MAX).to_be_bytes();
+        for i in 0..n {
+            // Fields longer than 4 bytes are padded with zeros in front.
+            out.push(if i + 4 >= n { label[i + 4 - n] } else { 0 });
         }
     }
 
@@ -235,7 +281,11 @@ mod tests {
             duration: Duration::from_micros(314),
             seq: 9,
             retry: true,
-            msdu: Some(Msdu { packet: 0, bytes: 40 }),
+            msdu: Some(Msdu {
+                packet: 0,
+                bytes: 40,
+                label: None,
+            }),
             bytes: 68,
             rate: Rate::MBPS_2,
             ext: Extensions::default(),
@@ -268,7 +318,11 @@ mod tests {
             duration: Duration::from_micros(314),
             seq: 0,
             retry: false,
-            msdu: Some(Msdu { packet: 0, bytes: 40 }),
+            msdu: Some(Msdu {
+                packet: 0,
+                bytes: 40,
+                label: None,
+            }),
             bytes: 72,
             rate: Rate::MBPS_2,
             ext: Extensions {

@@ -4,6 +4,7 @@ pub mod dcf;
 pub mod fast_forward;
 pub mod frame;
 pub mod nav;
+pub mod opet;
 pub mod quick_exchange;
 
 pub use dcf::{Dcf, DcfConfig, MacAction, MacTimer};

@@ -50,6 +50,30 @@ pub struct MacSummary {
     /// Fast-forward's counters, with `[mac.fast_forward]` enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ff: Option<FastForwardSummary>,
+    /// OPET's counters, with `[mac.opet]` enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opet: Option<OpetSummary>,
+}
+
+/// OPET (Zhai et al.; docs/opet.md), summed over the nodes.
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct OpetSummary {
+    /// Negative CTSs sent by congested nodes.
+    pub ncts_sent: u64,
+    /// Negative CTSs received: flows blocked towards a next hop.
+    pub blocks: u64,
+    /// Blocks that ended at `block_timeout_s`, not by a ready-to-receive frame.
+    pub block_timeouts: u64,
+    /// Σ over (flow, link) of the time spent blocked.
+    pub blocked_time_s: f64,
+    /// Ready-to-receive frames sent.
+    pub rtr_sent: u64,
+    /// Ready-to-receive frames answered by the flow's DATA.
+    pub resumes: u64,
+    /// Ready-to-receive frames that got no DATA (lost, or nothing to send).
+    pub rtr_lost: u64,
+    /// Resumes given up after `rtr_attempts` unanswered frames.
+    pub rtr_abandoned: u64,
 }
 
 /// Fast-forward (Berger et al. §3.2).

@@ -215,6 +215,9 @@ pub struct MacFile {
     /// `[mac.fast_forward]` (docs/selfcontention.md).
     #[serde(skip_serializing_if = "crate::mac::fast_forward::FastForward::is_default")]
     pub fast_forward: crate::mac::fast_forward::FastForward,
+    /// `[mac.opet]` (docs/opet.md).
+    #[serde(skip_serializing_if = "crate::mac::opet::Opet::is_default")]
+    pub opet: crate::mac::opet::Opet,
 }
 
 impl Default for MacFile {
@@ -233,6 +236,7 @@ impl Default for MacFile {
             eifs_after_sensed: true,
             quick_exchange: Default::default(),
             fast_forward: Default::default(),
+            opet: Default::default(),
         }
     }
 }
@@ -703,6 +707,26 @@ impl MacFile {
         self.fast_forward
             .validate()
             .map_err(|e| ScenarioError::keyed("mac.fast_forward", &e))?;
+        self.opet
+            .validate(self.cw_min)
+            .map_err(|e| ScenarioError::keyed("mac.opet", &e))?;
+        if self.opet.enabled {
+            let other = if self.quick_exchange.enabled {
+                Some("mac.quick_exchange")
+            } else if self.fast_forward.enabled {
+                Some("mac.fast_forward")
+            } else if self.queue != QueueKind::DropTail {
+                Some("mac.queue")
+            } else {
+                None
+            };
+            if let Some(key) = other {
+                return Err(ScenarioError::new(
+                    "mac.opet.enabled",
+                    format!("true is not allowed together with {key}: OPET runs on plain DCF with mac.queue = \"droptail\" (its per-flow queues replace it)"),
+                ));
+            }
+        }
         let cw_ok = |cw: u32| (1..=MAX_CW).contains(&cw) && (u64::from(cw) + 1).is_power_of_two();
         if !cw_ok(self.cw_min) {
             return Err(ScenarioError::new(
@@ -735,6 +759,7 @@ impl MacFile {
             },
             quick_exchange: self.quick_exchange,
             fast_forward: self.fast_forward,
+            opet: self.opet,
         })
     }
 }

@@ -4,6 +4,7 @@
 //! inputs. A run is a pure function of its scenario and seed.
 
 mod events;
+mod opet;
 
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
@@ -11,6 +12,7 @@ use crate::engine::{stream, Armed, EventQueue, Purpose};
 use crate::mac::dcf::{Dcf, Forward, MacAction, Retries};
 use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
+use crate::mac::opet::SourceBuffer;
 use crate::metrics::jain_index;
 use crate::metrics::summary::{
     FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpFlowSummary, TcpTrace, Traces,
@@ -143,6 +145,8 @@ pub struct Simulator {
     /// and the node and next hop of the packet just taken in to be forwarded.
     ff_rngs: Vec<rand_pcg::Pcg64Mcg>,
     forwarded: Option<(u32, u32)>,
+    /// OPET's upstream records and flow labels, when it is on.
+    opet: Option<opet::OpetAgent>,
 }
 
 impl Simulator {
@@ -155,6 +159,7 @@ impl Simulator {
                 radio: Radio::from_config(&sc.radio, &th, stream(sc.seed, i as u64, Purpose::Reception)),
                 mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: match sc.queue {
+                    _ if sc.dcf.opet.enabled => InterfaceQueue::with_per_flow(sc.queue_capacity, sc.dcf.opet.scheduler),
                     QueueKind::Red => InterfaceQueue::with_red(
                         sc.queue_capacity,
                         Red::new(sc.red.clone(), stream(sc.seed, i as u64, Purpose::Queue)),
@@ -275,6 +280,7 @@ impl Simulator {
                 Vec::new()
             },
             forwarded: None,
+            opet: sc.dcf.opet.enabled.then(|| opet::OpetAgent::new(n, &sc.flows)),
             sc,
         };
         let mut acts = Vec::new();
@@ -677,6 +683,7 @@ impl Simulator {
                 } else {
                     self.packets.release_copy(msdu.packet);
                 }
+                self.opet_count_fell(now, node, msdu.label, out);
                 self.feed_mac(now, node, out);
             }
             MacAction::WantReverse { peer, max_bytes } => {
@@ -685,6 +692,7 @@ impl Simulator {
                     let msdu = Msdu {
                         packet: q.packet,
                         bytes: q.bytes,
+                        label: q.label,
                     };
                     n.mac.offer_reverse(msdu, q.next_hop, Retries::default());
                 }
@@ -701,9 +709,63 @@ impl Simulator {
                     control: p.is_control(),
                     flow: p.flow,
                     local: p.src == node,
+                    label: msdu.label,
                 };
                 self.nodes[node as usize].queue.push_front(now, q);
                 self.feed_mac(now, node, out);
+            }
+            MacAction::Blocked { msdu, next_hop } => {
+                // Back at the head of its flow's queue, and the flow waits
+                // for a ready-to-receive frame or the block timeout. If the
+                // next hop already has it (our DATA arrived, its ACK was
+                // lost), it is done instead: sending it again after a
+                // resume would deliver it twice, under a new sequence number.
+                if let Some(label) = msdu.label {
+                    let until = now + Duration::from_secs_f64(self.sc.dcf.opet.block_timeout_s);
+                    self.nodes[node as usize].queue.block(now, label, next_hop, until);
+                }
+                if self.packets.is_handed_over(msdu.packet) {
+                    self.packets.release_copy(msdu.packet);
+                    self.opet_count_fell(now, node, msdu.label, out);
+                    self.feed_mac(now, node, out);
+                    return;
+                }
+                let p = self.packets.get(msdu.packet);
+                let q = Queued {
+                    packet: msdu.packet,
+                    next_hop,
+                    bytes: msdu.bytes,
+                    control: p.is_control(),
+                    flow: p.flow,
+                    local: p.src == node,
+                    label: msdu.label,
+                };
+                self.nodes[node as usize].queue.push_front(now, q);
+                self.feed_mac(now, node, out);
+            }
+            MacAction::RtsFor { from, label, t_data } => self.opet_admit(node, from, label, t_data),
+            MacAction::WantRtrData { from, label } => {
+                let n = &mut self.nodes[node as usize];
+                n.queue.unblock(now, label, from);
+                let current = n.mac.current_msdu();
+                if current.is_some_and(|(m, h)| m.label == Some(label) && h == from) {
+                    n.mac.answer_rtr(now, out);
+                } else if n.mac.side_free() && n.mac.idle() {
+                    if let Some(q) = n.queue.dequeue(now, Select::Label(label, from)) {
+                        let msdu = Msdu {
+                            packet: q.packet,
+                            bytes: q.bytes,
+                            label: q.label,
+                        };
+                        n.mac.send_from_second_slot(now, msdu, from, Retries::default(), out);
+                    }
+                }
+                self.feed_mac(now, node, out);
+            }
+            MacAction::RtrAnswered { from, label } | MacAction::RtrAbandoned { to: from, label } => {
+                if let Some(agent) = self.opet.as_mut() {
+                    agent.clear(node, label, from);
+                }
             }
             MacAction::TxFailed { msdu, next_hop } => {
                 let p = *self.packets.get(msdu.packet);
@@ -712,8 +774,59 @@ impl Simulator {
                 } else {
                     self.route_tx_failed(now, node, msdu.packet, next_hop, out);
                 }
+                self.opet_count_fell(now, node, msdu.label, out);
                 self.feed_mac(now, node, out);
             }
+        }
+    }
+
+    /// OPET: packets of flow `label` that `node` holds, in its queue and
+    /// in its MAC (n_f of docs/opet.md).
+    fn opet_count(&self, node: u32, label: u32) -> usize {
+        let n = &self.nodes[node as usize];
+        n.queue.label_len(label) + n.mac.held_msdus().filter(|(m, _)| m.label == Some(label)).count()
+    }
+
+    /// OPET: an RTS of flow `label` from `from` reached `node`, which
+    /// refuses it with a negative CTS if it holds at least q_bp packets of
+    /// the flow and is not the flow's destination, and then keeps a record
+    /// to resume `from` later. An RTS it accepts ends any resume owed to
+    /// `from` for the flow: the flow is moving again.
+    fn opet_admit(&mut self, node: u32, from: u32, label: u32, t_data: Duration) {
+        let Some(agent) = self.opet.as_ref() else { return };
+        let destination = agent.destination(label) == Some(node);
+        let congested = !destination && self.opet_count(node, label) >= self.sc.dcf.opet.bp_threshold_pkts as usize;
+        let agent = self.opet.as_mut().expect("checked above");
+        if congested {
+            self.nodes[node as usize].mac.refuse();
+            agent.record(
+                node,
+                opet::Record {
+                    label,
+                    upstream: from,
+                    t_data,
+                },
+            );
+        } else if agent.clear(node, label, from) {
+            self.nodes[node as usize].mac.cancel_rtr(from, label);
+        }
+    }
+
+    /// OPET: a packet of flow `label` left `node` (sent on, or dropped).
+    /// If the count fell below q_bp, every upstream refused for the flow
+    /// is owed a ready-to-receive frame.
+    fn opet_count_fell(&mut self, now: SimTime, node: u32, label: Option<u32>, out: &mut Vec<MacAction>) {
+        let (Some(agent), Some(label)) = (self.opet.as_ref(), label) else {
+            return;
+        };
+        if self.opet_count(node, label) >= self.sc.dcf.opet.bp_threshold_pkts as usize {
+            return;
+        }
+        let records: Vec<opet::Record> = agent.records_of(node, label).collect();
+        for r in records {
+            self.nodes[node as usize]
+                .mac
+                .request_rtr(now, r.upstream, label, r.t_data, out);
         }
     }
 
@@ -749,6 +862,7 @@ impl Simulator {
                     let msdu = Msdu {
                         packet: q.packet,
                         bytes: q.bytes,
+                        label: q.label,
                     };
                     n.mac.forward(Forward::Queued {
                         msdu,
@@ -763,6 +877,7 @@ impl Simulator {
     /// timer if its discipline holds packets back.
     fn feed_mac(&mut self, now: SimTime, node: u32, out: &mut Vec<MacAction>) {
         let n = &mut self.nodes[node as usize];
+        n.queue.expire_blocks(now);
         if n.mac.wants_msdu() {
             if let Some(q) = n.queue.dequeue(now, Select::Any) {
                 if let Some(t) = self.trace.as_mut() {
@@ -777,6 +892,7 @@ impl Simulator {
                 let msdu = Msdu {
                     packet: q.packet,
                     bytes: q.bytes,
+                    label: q.label,
                 };
                 self.nodes[node as usize].mac.handle_msdu(now, msdu, q.next_hop, out);
             }
@@ -837,16 +953,25 @@ impl Simulator {
             self.forwarded = Some((node, nh));
         }
         if let Some(nh) = next_hop {
-            self.enqueue(now, node, id, nh, out);
+            let queued = self.try_enqueue(now, node, id, nh, out);
+            if queued && from.is_some() && self.opet.is_some() {
+                // OPET's fast relay: a packet to forward gets the relay window.
+                self.nodes[node as usize].mac.prioritize(now, out);
+            }
         }
     }
 
     /// Puts a packet in `node`'s interface queue towards `next_hop`, or drops it if full.
     fn enqueue(&mut self, now: SimTime, node: u32, id: u32, next_hop: u32, out: &mut Vec<MacAction>) {
+        self.try_enqueue(now, node, id, next_hop, out);
+    }
+
+    /// As `enqueue`; true if the packet was queued.
+    fn try_enqueue(&mut self, now: SimTime, node: u32, id: u32, next_hop: u32, out: &mut Vec<MacAction>) -> bool {
         let p = self.packets.get(id);
         if self.schemes.admit_outgoing(now, node, p) {
             self.drop_packet(node, id, DropCause::Aqm);
-            return;
+            return false;
         }
         let p = self.packets.get(id);
         let q = Queued {
@@ -856,10 +981,15 @@ impl Simulator {
             control: p.is_control(),
             flow: p.flow,
             local: p.src == node,
+            label: self.opet.as_ref().and_then(|a| a.label(p)),
         };
-        if let Err((q, cause)) = self.nodes[node as usize].queue.enqueue(now, q) {
+        let unbounded = q.label.is_some() && p.src == node && self.sc.dcf.opet.source_buffer == SourceBuffer::Unbounded;
+        if unbounded {
+            // OPET's unbounded source buffer: the source never overflows.
+            self.nodes[node as usize].queue.enqueue_unbounded(now, q);
+        } else if let Err((q, cause)) = self.nodes[node as usize].queue.enqueue(now, q) {
             self.drop_packet(node, q.packet, cause);
-            return;
+            return false;
         }
         if let Some(t) = self.trace.as_mut() {
             let p = self.packets.get(id);
@@ -869,6 +999,7 @@ impl Simulator {
             );
         }
         self.feed_mac(now, node, out);
+        true
     }
 
     fn deliver_up(&mut self, now: SimTime, node: u32, id: u32, out: &mut Vec<MacAction>) {
@@ -1292,7 +1423,12 @@ impl Simulator {
             100.0 * sent.saturating_sub(delivered) as f64 / sent as f64
         };
         let mut mac = MacSummary::default();
-        for k in crate::mac::FrameKind::ALL {
+        let kinds: &[FrameKind] = if self.opet.is_some() {
+            &FrameKind::ALL
+        } else {
+            &FrameKind::STANDARD
+        };
+        for &k in kinds {
             mac.frames_sent.insert(k.name(), self.counters.frames_sent[k.index()]);
             mac.collisions.insert(k.name(), self.counters.collisions[k.index()]);
         }
@@ -1310,6 +1446,21 @@ impl Simulator {
         if self.sc.dcf.fast_forward.enabled {
             mac.ff = Some(crate::metrics::summary::FastForwardSummary {
                 attempted: self.nodes.iter().map(|n| n.mac.stats.ff_attempted).sum(),
+            });
+        }
+        if self.opet.is_some() {
+            let sum = |f: fn(&crate::mac::dcf::DcfStats) -> u64| self.nodes.iter().map(|n| f(&n.mac.stats)).sum();
+            let now = self.q.now();
+            let blocks: Vec<_> = self.nodes.iter().filter_map(|n| n.queue.block_stats(now)).collect();
+            mac.opet = Some(crate::metrics::summary::OpetSummary {
+                ncts_sent: sum(|s| s.ncts_sent),
+                blocks: sum(|s| s.ncts_received),
+                block_timeouts: blocks.iter().map(|b| b.timeouts).sum(),
+                blocked_time_s: blocks.iter().map(|b| b.blocked.as_secs_f64()).sum(),
+                rtr_sent: sum(|s| s.rtr_sent),
+                resumes: sum(|s| s.rtr_answered),
+                rtr_lost: sum(|s| s.rtr_timeouts),
+                rtr_abandoned: sum(|s| s.rtr_abandoned),
             });
         }
         let l = &self.packets.ledger;

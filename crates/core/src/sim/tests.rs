@@ -169,9 +169,12 @@ mod properties {
         rts: bool,
         qe: bool,
         ff: bool,
+        opet: bool,
     ) -> Option<Scenario> {
+        // OPET runs on plain DCF: with it on, quick-exchange and fast-forward are off.
+        let (qe, ff) = (qe && !opet, ff && !opet);
         let mut text = format!(
-            "duration_s = 4.0\nseed = {seed}\n[mac]\nrts_threshold_bytes = {}\nqueue_capacity_pkts = 10\n[mac.quick_exchange]\nenabled = {qe}\n[mac.fast_forward]\nenabled = {ff}\np = 0.75\n[topology]\nkind = \"random\"\nnodes = {nodes}\nwidth_m = 450.0\nheight_m = 450.0\n",
+            "duration_s = 4.0\nseed = {seed}\n[mac]\nrts_threshold_bytes = {}\nqueue_capacity_pkts = 10\n[mac.quick_exchange]\nenabled = {qe}\n[mac.fast_forward]\nenabled = {ff}\np = 0.75\n[mac.opet]\nenabled = {opet}\n[topology]\nkind = \"random\"\nnodes = {nodes}\nwidth_m = 450.0\nheight_m = 450.0\n",
             if rts { 0 } else { 3000 }
         );
         for &(s, d, tcp) in flows {
@@ -195,12 +198,24 @@ mod properties {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
         #[test]
-        fn invariants_hold(seed in 0u64..1000, nodes in 4u32..14, rts: bool, qe: bool, ff: bool,
+        fn invariants_hold(seed in 0u64..1000, nodes in 4u32..14, rts: bool, qe: bool, ff: bool, opet: bool,
                            flows in proptest::collection::vec((0u32..14, 0u32..14, any::<bool>()), 1..4)) {
-            let Some(sc) = random_scenario(seed, nodes, &flows, rts, qe, ff) else { return Ok(()) };
+            let Some(sc) = random_scenario(seed, nodes, &flows, rts, qe, ff, opet) else { return Ok(()) };
             let mut sim = Simulator::new(sc.clone());
             sim.enable_probe();
-            sim.run();
+            // OPET: no flow stays blocked past its timeout (a lost
+            // ready-to-receive frame, an upstream the RTR never reached).
+            let timeout = SimTime::from_secs_f64(sc.dcf.opet.block_timeout_s).as_nanos();
+            let mut t = SimTime::ZERO;
+            while !sim.run_until(t) {
+                for n in &sim.nodes {
+                    for (label, hop, since, until) in n.queue.blocks() {
+                        prop_assert!(until >= t && until.as_nanos() - since.as_nanos() <= timeout,
+                            "flow {label} towards {hop} blocked {since:?}..{until:?} at {t:?}");
+                    }
+                }
+                t += Duration::from_millis(50);
+            }
             // Every packet is accounted for.
             prop_assert!(sim.ledger_balanced());
             let probe = sim.probe().unwrap();
@@ -377,4 +392,73 @@ app = "{app}"
             on.flows[0].throughput_kbps, off.flows[0].throughput_kbps
         );
     }
+}
+
+/// OPET on a 5-hop chain with two TCP connections (Zhai et al.'s setting
+/// in small): negative CTSs block the upstream nodes, ready-to-receive
+/// frames resume them, relays never hold more than q_bp packets of a flow,
+/// every packet is accounted for; with OPET off the summary has no OPET
+/// counters and no OPET frame kinds.
+#[test]
+fn opet_backpressures_and_resumes_on_a_chain() {
+    let text = |on: bool| {
+        format!(
+            r#"
+duration_s = 20.0
+[mac.opet]
+enabled = {on}
+[tcp]
+delayed_ack = false
+[topology]
+kind = "chain"
+nodes = 6
+spacing_m = 200.0
+[[flow]]
+src = 0
+dst = 5
+transport = "tcp-newreno"
+app = "ftp"
+start_s = 1.0
+[[flow]]
+src = 0
+dst = 5
+transport = "tcp-newreno"
+app = "ftp"
+start_s = 1.1
+"#
+        )
+    };
+    let mut sim = Simulator::new(scenario(&text(true)));
+    let mut t = SimTime::ZERO;
+    let mut worst = 0;
+    while !sim.run_until(t) {
+        for node in 1..5u32 {
+            for label in 0..4 {
+                // Relays only (the ACK flows' source is node 5).
+                if (label % 2 == 1 && node == 5) || node == 0 {
+                    continue;
+                }
+                worst = worst.max(sim.opet_count(node, label));
+            }
+        }
+        t += Duration::from_millis(10);
+    }
+    assert!(worst <= 1, "a relay held {worst} packets of one flow (q_bp = 1)");
+    assert!(sim.ledger_balanced(), "{:?}", sim.packets.ledger);
+    let on = sim.summary(0.0);
+    let o = on.mac.opet.clone().unwrap();
+    assert!(
+        o.ncts_sent > 50 && o.blocks > 0 && o.rtr_sent > 0 && o.resumes > 0,
+        "{o:?}"
+    );
+    assert!(o.resumes <= o.rtr_sent && o.rtr_abandoned <= o.rtr_sent);
+    assert_eq!(on.mac.frames_sent["ncts"], o.ncts_sent);
+    assert_eq!(on.mac.frames_sent["rtr"], o.rtr_sent);
+    assert!(on.flows.iter().all(|f| f.throughput_kbps > 20.0), "{:?}", on.flows);
+    let (off, _) = run(scenario(&text(false)));
+    assert!(off.mac.opet.is_none() && !off.mac.frames_sent.contains_key("ncts"));
+    eprintln!(
+        "opet {o:?}; throughput on {:.1} off {:.1}; drops on {} off {}",
+        on.aggregate_kbps, off.aggregate_kbps, on.ledger.dropped, off.ledger.dropped
+    );
 }

@@ -216,6 +216,8 @@ impl TraceSink {
                 FrameKind::Cts => "cts",
                 FrameKind::Data => "data",
                 FrameKind::Ack => "ack",
+                FrameKind::Ncts => "ncts",
+                FrameKind::Rtr => "rtr",
             };
             let _ = write!(b, ",\"frame\":\"{kind}\",\"frame_bytes\":{}", f.bytes);
             if let Some(ra) = ra {

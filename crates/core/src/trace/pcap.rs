@@ -348,7 +348,11 @@ mod tests {
             duration: Duration::from_micros(314),
             seq: 9,
             retry: true,
-            msdu: Some(Msdu { packet: 0, bytes: 1040 }),
+            msdu: Some(Msdu {
+                packet: 0,
+                bytes: 1040,
+                label: None,
+            }),
             bytes: 1068,
             rate: Rate::MBPS_2,
             ext: Default::default(),

@@ -27,7 +27,11 @@ fn dcf(me: u32, seed: u64) -> Dcf {
 
 /// 1000 B payload + UDP 8 + IP 20: a 1056-byte data frame, 4416 µs at 2 Mbit/s.
 fn msdu() -> Msdu {
-    Msdu { packet: 7, bytes: 1028 }
+    Msdu {
+        packet: 7,
+        bytes: 1028,
+        label: None,
+    }
 }
 
 fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
@@ -348,7 +352,11 @@ fn backing_off(me: u32, min: u64) -> (Dcf, u64) {
 }
 
 fn other_msdu() -> Msdu {
-    Msdu { packet: 8, bytes: 1028 }
+    Msdu {
+        packet: 8,
+        bytes: 1028,
+        label: None,
+    }
 }
 
 /// The second slot sends while the MSDU in hand stays frozen in backoff.

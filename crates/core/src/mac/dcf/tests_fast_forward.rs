@@ -36,9 +36,17 @@ fn station(me: u32) -> Dcf {
     Dcf::new(me, cfg, stream(1, me as u64, Purpose::Backoff))
 }
 
-const D: Msdu = Msdu { packet: 1, bytes: 1040 };
+const D: Msdu = Msdu {
+    packet: 1,
+    bytes: 1040,
+    label: None,
+};
 /// B's copy of the packet, queued for C.
-const DF: Msdu = Msdu { packet: 9, bytes: 1040 };
+const DF: Msdu = Msdu {
+    packet: 9,
+    bytes: 1040,
+    label: None,
+};
 
 fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
     out.iter().rev().find_map(|a| match a {

@@ -40,8 +40,16 @@ fn station(me: u32, honor: bool) -> Dcf {
     Dcf::new(me, cfg(honor), stream(1, me as u64, Purpose::Backoff))
 }
 
-const D1: Msdu = Msdu { packet: 1, bytes: 1040 };
-const D2: Msdu = Msdu { packet: 2, bytes: 40 };
+const D1: Msdu = Msdu {
+    packet: 1,
+    bytes: 1040,
+    label: None,
+};
+const D2: Msdu = Msdu {
+    packet: 2,
+    bytes: 40,
+    label: None,
+};
 
 fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
     out.iter().rev().find_map(|a| match a {

@@ -227,6 +227,7 @@ mod tests {
             control,
             flow,
             local,
+            label: None,
         }
     }
 
