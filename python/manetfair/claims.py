@@ -53,7 +53,6 @@ PER_SERIES = ("mean", "min", "max", "cv", "longest_silence_s", "active_frac", "s
 JOINT = ("all_active_frac", "alone_frac", "leads_frac", "corr")
 
 
-
 @dataclass
 class Run:
     """One run as claims see it: its variant (axis values), seed, summary and, for
