@@ -131,9 +131,18 @@ def test_wireshark_reads_opet_frames_as_cts_without_complaint(tmp_path):
     assert tshark("-Y", "_ws.malformed").strip() == ""
     assert tshark("-Y", "wlan.fc.type == 1 && _ws.expert.severity >= warning").strip() == ""
     rows = tshark(
-        "-T", "fields", "-E", "separator=,",
-        "-e", "frame.len", "-e", "radiotap.length", "-e", "wlan.fc.type_subtype",
-        "-e", "wlan.fc.moredata",
+        "-T",
+        "fields",
+        "-E",
+        "separator=,",
+        "-e",
+        "frame.len",
+        "-e",
+        "radiotap.length",
+        "-e",
+        "wlan.fc.type_subtype",
+        "-e",
+        "wlan.fc.moredata",
     ).splitlines()
     kinds: Counter[str] = Counter()
     for row in rows:
