@@ -699,6 +699,15 @@ impl Simulator {
             }
             MacAction::WantForward { .. } => self.fast_forward(now, node),
             MacAction::Requeue { msdu, next_hop, .. } => {
+                // A second-slot MSDU whose DATA arrived and whose ACK was
+                // lost is done: sent again from the queue it would carry a
+                // new sequence number and be delivered twice.
+                if self.packets.is_handed_over(msdu.packet) {
+                    self.packets.release_copy(msdu.packet);
+                    self.opet_count_fell(now, node, msdu.label, out);
+                    self.feed_mac(now, node, out);
+                    return;
+                }
                 // Back at the head of the queue, without a second admission.
                 // Its retry counts are not kept yet: no queue entry carries them.
                 let p = self.packets.get(msdu.packet);
