@@ -166,3 +166,57 @@ def test_experiments_command_marks_partly_available_ones(tmp_path):
     text = run_cli(["experiments"], fake=True, cwd=tmp_path, env=env).stdout
     assert any(line.startswith("demo-fig1") and " partial " in line for line in text.splitlines())
     assert "arm scheme = better waits: needs the better scheme" in text
+
+
+def test_a_later_report_keeps_earlier_experiments_linked(tmp_path, fake):
+    folder = _write(tmp_path, ARMS)
+    (folder / "demo2.toml").write_text(
+        ARMS.replace('id = "demo-fig1"', 'id = "demo-fig2"'), encoding="utf-8"
+    )
+    first, second = experiments.load_all(folder)
+    out = tmp_path / "out"
+    with ResultsStore(tmp_path / "s.duckdb") as store:
+        report.write(reproduce([first], store, quick=True), out)
+        report.write(reproduce([second], store, quick=True), out)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    # Both pages are linked: demo-fig1 from the earlier run, demo-fig2 from this one.
+    assert "(demo-fig1.md)" in index and "(demo-fig2.md)" in index
+    assert "Code version" in index
+    page = (out / "demo-fig2.md").read_text(encoding="utf-8")
+    assert page.startswith("# demo.txt, Figure 1") and "Code version" in page
+    assert (out / "demo-fig2-topology.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_topology_routes_take_the_fewest_hops():
+    from manetfair import plots
+
+    pos = {1: (0.0, 0.0), 2: (200.0, 0.0), 3: (400.0, 0.0), 4: (200.0, 150.0)}
+    assert plots.shortest_path(pos, 1, 3, 250.0) == [1, 2, 3]
+    assert plots.positions({"topology": {"kind": "grid", "rows": 2, "cols": 3, "spacing_m": 10}})[
+        4
+    ] == (10.0, 10.0)
+    assert plots.positions({"topology": {"kind": "random"}}) is None
+    assert plots.coverage(3) == 0.75 and plots.seed_range([1.0, 3.0]) == (2.0, 1.0, 3.0)
+
+
+def test_mtcp_x_sweeps_share_the_table3_template():
+    """mtcp-fig3..7 repeat mtcp-table3's scenario and layouts, so that the runs both
+    need (M-TCP at x = 35 and x = 50) are the same runs in the store."""
+    by_id = {e.id: e for e in experiments.load_all()}
+    table3 = by_id["mtcp-table3"]
+    assert table3.layout is not None
+    layout = json.loads(json.dumps(table3.layout))
+    layout["flow"]["transport"] = "tcp-mtcp"
+    scenarios = next(a for a in table3.axes if a.name == "scenario").sets
+    arms = next(a for a in table3.axes if a.name == "tcp").sets
+    template = json.loads(json.dumps(table3.scenario))
+    template["tcp"]["mtcp"] = {"cw_source": arms["m-tcp"]["tcp.mtcp.cw_source"]}
+    assert arms["m-tcp-x50"]["tcp.mtcp.cw_source"] == "ns2-unbounded"
+    for i in range(3, 8):
+        exp = by_id[f"mtcp-fig{i}"]
+        assert exp.scenario == template, exp.id
+        assert exp.layout == layout, exp.id
+        axis = next(a for a in exp.axes if a.name == "scenario")
+        assert {k: axis.sets[k] for k in axis.sets} == {k: scenarios[k] for k in axis.sets}
+        x = next(a for a in exp.axes if a.name == "x")
+        assert x.key == "tcp.mtcp.x" and x.values == list(range(5, 51, 5))

@@ -50,7 +50,10 @@ def test_side_by_side_lists_the_conclusions_that_change(tmp_path):
     (tmp_path / "nred-fig10.json").write_text(json.dumps(entry(0.6, True)))  # one model only
     md, body = report_reception.build(tmp_path)
     changed = md.split("## Conclusions that hold under one model")[1].split("## Table 3")[0]
-    assert "| `mtcp-table3` | Jain index | 0.5 | threshold only (threshold 0.6, sinr 0.99) |" in changed
+    assert (
+        "| `mtcp-table3` | Jain index | 0.5 | threshold only (threshold 0.6, sinr 0.99) |"
+        in changed
+    )
     assert "aggregate" not in changed and "nred-fig10" not in md
     assert "<td>yes</td>" in body
     report_reception.write(tmp_path)

@@ -138,38 +138,44 @@ def _index(
     their `<id>.json`), then the rest of the known ones as unavailable or not run."""
     # The index lists the papers' own reception model; SINR runs have their page.
     fresh = {r.experiment.id: r for r in results if r.reception == "threshold"}
-    order = [r.experiment for r in results]
-    seen = {e.id for e in order}
+    order: list[tuple[str, str, str, Any]] = [
+        (r.experiment.id, r.experiment.title, r.experiment.description, r.experiment)
+        for r in results
+    ]
+    seen = {exp_id for exp_id, _, _, _ in order}
     for exp in _known_experiments():
         if exp.id not in seen:
-            order.append(exp)
+            order.append((exp.id, exp.title, exp.description, exp))
             seen.add(exp.id)
+    for sidecar in sorted(out.glob("*.json")):
+        earlier = _sidecar(out, sidecar.stem)
+        if (
+            sidecar.stem not in seen
+            and earlier is not None
+            and earlier.get("reception", "threshold") == "threshold"
+        ):
+            order.append((sidecar.stem, earlier["title"], earlier["description"], None))
+            seen.add(sidecar.stem)
     rows_md, rows_html = [], []
     held_all = total_all = 0
-    for exp in order:
+    for exp_id, title, description, exp in order:
         entry: dict[str, Any] | None = None
         reason = ""
-        if exp.id in fresh:
-            r = fresh[exp.id]
+        if exp_id in fresh:
+            r = fresh[exp_id]
             if r.available:
                 entry = _entry(r, stamp)
             else:
                 reason = f"not yet available: {r.reason}"
         else:
-            sidecar = out / f"{exp.id}.json"
-            if sidecar.is_file() and (out / f"{exp.id}.html").is_file():
-                try:
-                    entry = json.loads(sidecar.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    entry = None
-            if entry is None:
+            entry = _sidecar(out, exp_id)
+            if entry is None and exp is not None:
                 ok, why = _availability(exp)
                 reason = (
                     f"not yet available: {why}"
                     if not ok
-                    else f"not run yet: `manetfair reproduce {exp.id}`"
+                    else f"not run yet: `manetfair reproduce {exp_id}`"
                 )
-        title = exp.title
         if entry is not None:
             held_all += int(entry["held"])
             total_all += int(entry["total"])
@@ -182,20 +188,20 @@ def _index(
             run = f"{mode}, {entry.get('seeds', '?')} seeds; {entry.get('date', '?')}"
             cls = "holds" if entry["held"] == entry["total"] else "fails"
             rows_md.append(
-                f"| [{title}]({exp.id}.md) | `{exp.id}` | {exp.description} | "
+                f"| [{title}]({exp_id}.md) | `{exp_id}` | {description} | "
                 f"{status or 'no claims run yet'} | {run} |"
             )
             rows_html.append(
-                f'<tr><td><a href="{exp.id}.html">{html.escape(title)}</a></td>'
-                f"<td><code>{exp.id}</code></td><td>{html.escape(exp.description)}</td>"
+                f'<tr><td><a href="{exp_id}.html">{html.escape(title)}</a></td>'
+                f"<td><code>{exp_id}</code></td><td>{html.escape(description)}</td>"
                 f'<td class="{cls}">{html.escape(status or "no claims run yet")}</td>'
                 f"<td>{html.escape(run)}</td></tr>"
             )
         else:
-            rows_md.append(f"| {title} | `{exp.id}` | {exp.description} | {reason} | |")
+            rows_md.append(f"| {title} | `{exp_id}` | {description} | {reason} | |")
             rows_html.append(
-                f"<tr><td>{html.escape(title)}</td><td><code>{exp.id}</code></td>"
-                f'<td>{html.escape(exp.description)}</td><td class="na">{html.escape(reason)}'
+                f"<tr><td>{html.escape(title)}</td><td><code>{exp_id}</code></td>"
+                f'<td>{html.escape(description)}</td><td class="na">{html.escape(reason)}'
                 "</td><td></td></tr>"
             )
     quick = any(r.quick for r in results)
@@ -224,6 +230,19 @@ def _index(
         "<th>run</th></tr>" + "".join(rows_html) + "</table>"
     )
     return md, body
+
+
+def _sidecar(out: Path, exp_id: str) -> dict[str, Any] | None:
+    """What an earlier run left for the index (`<id>.json` beside its `<id>.html`)."""
+    path = out / f"{exp_id}.json"
+    if not (path.is_file() and (out / f"{exp_id}.html").is_file()):
+        return None
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    needed = {"title", "description", "held", "total"}
+    return entry if isinstance(entry, dict) and needed <= set(entry) else None
 
 
 def _availability(exp: Any) -> tuple[bool, str]:
@@ -277,11 +296,11 @@ def _experiment_page(
     ]
     for v in r.verdicts:
         note = f" ({v.note})" if v.note else ""
-        kind = "direction only" if v.direction_only else v.tolerance
+        kind = f"{v.test}, direction only" if v.direction_only else v.tolerance
         quote = f"{v.quote} (paraphrase)" if v.paraphrase else f"“{v.quote}”"
         md.append(
             f"| {v.what}{note} | {quote} | {_paper_cell(v)} | {fmt_number(v.measured)} | "
-            f"{v.test}, {kind} | **{_verdict_word(v)}** |"
+            f"{kind} | **{_verdict_word(v)}** |"
         )
         cls = "holds" if v.holds else "fails"
         hrow.append(
@@ -291,7 +310,7 @@ def _experiment_page(
             + ('<span class="meta">(paraphrase)</span>' if v.paraphrase else "")
             + "</td>"
             f"<td>{html.escape(_paper_cell(v))}</td><td>{fmt_number(v.measured)}</td>"
-            f"<td>{html.escape(v.test)}, {html.escape(kind)}</td>"
+            f"<td>{html.escape(kind)}</td>"
             f'<td class="{cls}">{_verdict_word(v)}</td></tr>'
         )
     hrow.append("</table>")

@@ -335,6 +335,43 @@ mod tests {
         assert_eq!(b[0], 0x18);
     }
 
+    /// OPET's frames (docs/opet.md, "In a pcap"): RTS(f) is an RTS with
+    /// the flow label after TA; the negative CTS a CTS with the More Data
+    /// flag; the ready-to-receive frame a CTS with the label after RA.
+    #[test]
+    fn opet_frames_emit_a_label_and_a_flag() {
+        let mut rts = Frame::control(FrameKind::Rts, 0, 1, Duration::from_micros(5102), Rate::MBPS_1);
+        rts.bytes = RTS_BYTES + 4;
+        rts.ext.flow = Some(0x0102_0305);
+        let mut b = Vec::new();
+        rts.emit(&mut b);
+        assert_eq!(b.len(), 20);
+        assert_eq!(b.len(), rts.emitted_header_len());
+        assert_eq!(&b[..2], &[0xb4, 0x00]);
+        assert_eq!(&b[16..], &[1, 2, 3, 5]);
+
+        let ncts = Frame::control(FrameKind::Ncts, 1, 0, Duration::ZERO, Rate::MBPS_1);
+        let mut b = Vec::new();
+        ncts.emit(&mut b);
+        assert_eq!(b, vec![0xc4, NCTS_FLAG, 0, 0, 2, 0, 0, 0, 0, 1]);
+        assert_eq!(ncts.airtime(), Duration::from_micros(304));
+
+        let mut rtr = Frame::control(FrameKind::Rtr, 1, 0, Duration::from_micros(4788), Rate::MBPS_1);
+        rtr.bytes = CTS_BYTES + 4;
+        rtr.ext.flow = Some(7);
+        let mut b = Vec::new();
+        rtr.emit(&mut b);
+        assert_eq!(b.len(), rtr.emitted_header_len());
+        assert_eq!(&b[..4], &[0xc4, 0x00, 0xb4, 0x12], "CTS, Duration 4788");
+        assert_eq!(&b[10..], &[0, 0, 0, 7]);
+        assert_eq!(rtr.airtime(), Duration::from_micros(336));
+        // A 2-byte label keeps the low bytes.
+        rtr.bytes = CTS_BYTES + 2;
+        let mut b = Vec::new();
+        rtr.emit(&mut b);
+        assert_eq!(&b[10..], &[0, 7]);
+    }
+
     #[test]
     fn second_receiver_address_counts_as_addressed() {
         let mut f = Frame::control(FrameKind::Ack, 1, 0, Duration::ZERO, Rate::MBPS_1);

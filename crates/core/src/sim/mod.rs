@@ -14,7 +14,9 @@ use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
 use crate::mac::opet::SourceBuffer;
 use crate::metrics::jain_index;
-use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpTrace, Traces};
+use crate::metrics::summary::{
+    FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpFlowSummary, TcpTrace, Traces,
+};
 use crate::net::packet::{
     Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES,
 };
@@ -162,6 +164,11 @@ impl Simulator {
                         sc.queue_capacity,
                         Red::new(sc.red.clone(), stream(sc.seed, i as u64, Purpose::Queue)),
                     ),
+                    QueueKind::Throttle => {
+                        let t = sc.throttle.as_ref().expect("a throttle queue has its [throttle] table");
+                        let local = t.local_capacity_pkts.map_or(sc.queue_capacity, |c| c as usize);
+                        InterfaceQueue::with_ingress(sc.queue_capacity, local, t.spacing())
+                    }
                     k => InterfaceQueue::new(k, sc.queue_capacity),
                 },
                 queue_timer: Armed::default(),
@@ -692,6 +699,15 @@ impl Simulator {
             }
             MacAction::WantForward { .. } => self.fast_forward(now, node),
             MacAction::Requeue { msdu, next_hop, .. } => {
+                // A second-slot MSDU whose DATA arrived and whose ACK was
+                // lost is done: sent again from the queue it would carry a
+                // new sequence number and be delivered twice.
+                if self.packets.is_handed_over(msdu.packet) {
+                    self.packets.release_copy(msdu.packet);
+                    self.opet_count_fell(now, node, msdu.label, out);
+                    self.feed_mac(now, node, out);
+                    return;
+                }
                 // Back at the head of the queue, without a second admission.
                 // Its retry counts are not kept yet: no queue entry carries them.
                 let p = self.packets.get(msdu.packet);
@@ -701,6 +717,7 @@ impl Simulator {
                     bytes: msdu.bytes,
                     control: p.is_control(),
                     flow: p.flow,
+                    local: p.src == node,
                     label: msdu.label,
                 };
                 self.nodes[node as usize].queue.push_front(now, q);
@@ -729,6 +746,7 @@ impl Simulator {
                     bytes: msdu.bytes,
                     control: p.is_control(),
                     flow: p.flow,
+                    local: p.src == node,
                     label: msdu.label,
                 };
                 self.nodes[node as usize].queue.push_front(now, q);
@@ -888,8 +906,14 @@ impl Simulator {
                 self.nodes[node as usize].mac.handle_msdu(now, msdu, q.next_hop, out);
             }
         }
+        // Only a MAC without a frame needs waking when a held packet is released.
         let n = &mut self.nodes[node as usize];
-        if let Some((t, gen)) = n.queue_timer.rearm(n.queue.poll_timeout()) {
+        let want = if n.mac.wants_msdu() {
+            n.queue.poll_timeout(now)
+        } else {
+            None
+        };
+        if let Some((t, gen)) = n.queue_timer.rearm(want) {
             self.q.schedule(t.max(now), Event::QueueTimer { node, gen });
         }
     }
@@ -965,6 +989,7 @@ impl Simulator {
             bytes: p.bytes,
             control: p.is_control(),
             flow: p.flow,
+            local: p.src == node,
             label: self.opet.as_ref().and_then(|a| a.label(p)),
         };
         let unbounded = q.label.is_some() && p.src == node && self.sc.dcf.opet.source_buffer == SourceBuffer::Unbounded;
@@ -1017,7 +1042,7 @@ impl Simulator {
         if !self.routing.is_static() {
             fs.hops = Some(p.hops as u32);
         }
-        if now >= spec.start && now <= spec.stop {
+        if now >= spec.measure_from && now <= spec.stop {
             fs.window_bytes += delivered;
         }
         let bin = (now.as_nanos() / BIN.as_nanos()) as usize;
@@ -1275,6 +1300,10 @@ impl Simulator {
                     let id = self.packets.create(packet);
                     self.with_out(node, |s, out| s.enqueue(now, node, id, next_hop, out));
                 }
+                SchemeAction::SetShaper { node, flow, delta } => {
+                    self.nodes[node as usize].queue.set_shaper(flow, delta);
+                    self.with_out(node, |s, out| s.feed_mac(now, node, out));
+                }
             }
         }
         self.scheme_scratch = acts;
@@ -1369,7 +1398,7 @@ impl Simulator {
             .zip(&self.flows)
             .enumerate()
             .map(|(i, (spec, fs))| {
-                let window = (spec.stop - spec.start).as_secs_f64();
+                let window = (spec.stop - spec.measure_from).as_secs_f64();
                 FlowSummary {
                     id: i as u32,
                     src: self.sc.node_ids[spec.src as usize],
@@ -1382,10 +1411,26 @@ impl Simulator {
                     packets_sent: fs.sent,
                     packets_delivered: fs.delivered,
                     mean_delay_s: (fs.delivered > 0).then(|| fs.delay_sum.as_secs_f64() / fs.delivered as f64),
+                    tcp: fs.tcp.as_ref().map(|t| {
+                        let st = t.sender.stats();
+                        TcpFlowSummary {
+                            data_segments: st.data_segments,
+                            retransmitted_segments: st.retransmitted_segments,
+                            fast_retransmits: st.fast_retransmits,
+                            timeouts: st.timeouts,
+                        }
+                    }),
                 }
             })
             .collect();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_kbps).collect();
+        let sent: u64 = flows.iter().map(|f| f.packets_sent).sum();
+        let delivered: u64 = flows.iter().map(|f| f.packets_delivered).sum();
+        let loss_pct = if sent == 0 {
+            0.0
+        } else {
+            100.0 * sent.saturating_sub(delivered) as f64 / sent as f64
+        };
         let mut mac = MacSummary::default();
         let kinds: &[FrameKind] = if self.opet.is_some() {
             &FrameKind::ALL
@@ -1438,7 +1483,7 @@ impl Simulator {
             flows: &self.sc.flows,
             end: self.sc.duration,
         };
-        self.schemes.summary(&view, &mut schemes);
+        self.schemes.summary(&view, &tputs, &mut schemes);
         Summary {
             name: self.sc.name.clone(),
             seed: self.sc.seed,
@@ -1447,6 +1492,7 @@ impl Simulator {
             events: self.q.events_popped(),
             aggregate_kbps: tputs.iter().sum(),
             jain_index: jain_index(&tputs),
+            loss_pct,
             unfairness_index: crate::metrics::equal_share_unfairness(&tputs),
             flows,
             mac,
