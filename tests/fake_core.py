@@ -121,6 +121,7 @@ def run_scenario(
         "flows": flows,
         "aggregate_kbps": agg,
         "jain_index": (agg * agg / (len(flows) * sq)) if sq else 1.0,
+        "loss_pct": 0.0,
         "mac": {
             "frames_sent": {"rts": 0, "cts": 0, "data": 0, "ack": 0},
             "collisions": {"rts": 0, "cts": 0, "data": 0, "ack": 0},

@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import REAL_CORE
+from hypothesis import given
+from hypothesis import strategies as st
 from manetfair import claims
 from manetfair.claims import Run
 from manetfair.errors import InputError
@@ -30,13 +33,30 @@ RUNS = [
 def test_jain_index():
     assert claims.jain_index([5.0, 5.0, 5.0]) == 1.0
     assert claims.jain_index([1.0, 0.0]) == pytest.approx(0.5)
-    assert claims.jain_index([0.0, 0.0]) == 1.0
+    # As the core's summary defines it: nobody delivered anything is not fair, it is 0.
+    assert claims.jain_index([0.0, 0.0]) == 0.0
+    assert claims.jain_index([0.0]) == 1.0
+
+
+@pytest.mark.core
+@given(st.lists(st.floats(min_value=0.0, max_value=1e6), min_size=1, max_size=12))
+def test_jain_index_is_the_cores(xs):
+    """One definition: the claims' Jain index equals the run summary's."""
+    assert REAL_CORE is not None
+    assert claims.jain_index(xs) == pytest.approx(REAL_CORE.jain_index(xs), rel=1e-12, abs=0)
+
+
+def test_t95_is_students_quantile():
+    # Tabulated two-sided 95% values; 21 degrees of freedom is 2.080 (not 2.060).
+    for df, t in [(1, 12.706), (2, 4.303), (21, 2.080), (100, 1.984)]:
+        assert claims.t95(df) == pytest.approx(t, abs=5e-4)
+    assert math.isnan(claims.t95(0))
 
 
 def test_mean_ci_uses_student_t():
     mean, half = claims.mean_ci([1.0, 3.0])
     assert mean == 2.0
-    assert half == pytest.approx(12.706 * math.sqrt(2) / math.sqrt(2))
+    assert half == pytest.approx(12.706 * math.sqrt(2) / math.sqrt(2), abs=5e-4)
     assert math.isnan(claims.mean_ci([1.0])[1])
 
 

@@ -515,12 +515,17 @@ def test_reproduce_quick_baseline_arms_with_the_core(tmp_path):
     doc = json.loads(proc.stdout)
     check_section4(doc, runs_per_variant=1)
     mtcp, fig10 = doc["experiments"]
-    # Only the standard-TCP row runs; the other rows are listed, not run.
-    assert {r["axes"]["tcp"] for r in mtcp["runs"]} == {"standard"}
-    assert [a["value"] for a in mtcp["missing_arms"]] == ["westwood", "tcp-ap", "m-tcp"]
+    # Every row of Table 3 runs, and M-TCP at x = 50 beside them.
+    arms = {"standard": "tcp-reno", "westwood": "tcp-westwood", "tcp-ap": "tcp-ap"}
+    arms |= {"m-tcp": "tcp-mtcp", "m-tcp-x50": "tcp-mtcp"}
+    assert {r["axes"]["tcp"] for r in mtcp["runs"]} == set(arms)
+    assert mtcp["missing_arms"] == []
+    for r in mtcp["runs"]:
+        assert {f["transport"] for f in r["summary"]["flows"]} == {arms[r["axes"]["tcp"]]}
+    standard = [r for r in mtcp["runs"] if r["axes"]["tcp"] == "standard"]
     pairs = {
         r["axes"]["scenario"]: [(f["src"], f["dst"], f["transport"]) for f in r["summary"]["flows"]]
-        for r in mtcp["runs"]
+        for r in standard
     }
     assert pairs == {
         1: [(1, 2, "tcp-reno"), (5, 6, "tcp-reno")],
@@ -529,12 +534,11 @@ def test_reproduce_quick_baseline_arms_with_the_core(tmp_path):
         4: [(2, 9, "tcp-reno"), (6, 4, "tcp-reno")],
     }
     # The cross flows go through node 3: four hops end to end, three for scenario 4.
-    hops = {r["axes"]["scenario"]: [f["hops"] for f in r["summary"]["flows"]] for r in mtcp["runs"]}
+    hops = {r["axes"]["scenario"]: [f["hops"] for f in r["summary"]["flows"]] for r in standard}
     assert hops[3] == [4, 4] and hops[4] == [3, 3]
-    # The 16 cells of Table 3 are claims; the 12 of the other rows wait for their schemes.
-    assert len(mtcp["claims"]) == 6
-    assert sum("(+-5 points)" in p["what"] for p in mtcp["pending_claims"]) == 12
-    assert all(p["quote"] for p in mtcp["pending_claims"])
+    # The 16 cells of Table 3 are claims, and they all run now.
+    assert sum("(+-5 points)" in c["what"] for c in mtcp["claims"]) == 16
+    assert mtcp["pending_claims"] == [] and all(c["quote"] for c in mtcp["claims"])
     # Both arms of opet-fig10 run: Basic and OPET (docs/opet.md).
     assert {r["axes"]["scheme"] for r in fig10["runs"]} == {"basic", "opet"}
     assert not fig10.get("missing_arms") and not fig10.get("pending_claims")

@@ -112,6 +112,69 @@ def test_set_axis_still_needs_a_table_for_each_runnable_value(tmp_path):
         experiments.load_all(_write(tmp_path, text))
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # A wrong type: the key, the value and the type allowed.
+        ("seeds = 2\n", 'seeds = "two"\n', "sweep.seeds = 'two': Input should be a valid integer"),
+        (
+            "seeds = 2\n",
+            "seeds = 0\n",
+            "sweep.seeds = 0: Input should be greater than or equal to 1",
+        ),
+        # A misspelt key is an error with the keys allowed, not silently ignored.
+        (
+            'figure = "Figure 1"',
+            'figure = "Figure 1"\nfigur = "x"',
+            "unknown key figur = 'x'; allowed keys: id, paper, paper_title, figure,",
+        ),
+        (
+            'test = "greater"',
+            'test = "greatr"',
+            (
+                "claim[0].test = 'greatr': Input should be 'within', 'at_least', 'at_most', "
+                "'greater' or 'less'"
+            ),
+        ),
+        (
+            'name = "stations"',
+            'name = "stations"\nlabels = "n"',
+            "unknown key sweep.axis[1].labels = 'n'; allowed keys: name, values, key, set,",
+        ),
+        ('description = "a baseline', 'descriptio = "a baseline', "description is missing"),
+        (
+            'where = { scheme = "basic" }',
+            'where = { schem = "basic" }',
+            "selects unknown axis 'schem'; axes: ['scheme', 'stations']",
+        ),
+        (
+            "[sweep.quick]\nseeds = 1",
+            "[sweep.quick]\nseeds = 1\naxes = { stationz = [1] }",
+            "sweep.quick.axes names unknown axis 'stationz'",
+        ),
+    ],
+)
+def test_a_file_against_the_schema_names_key_value_and_what_is_allowed(
+    tmp_path, old, new, expected
+):
+    folder = _write(tmp_path, ARMS.replace(old, new, 1))
+    with pytest.raises(InputError) as info:
+        experiments.load_all(folder)
+    message = str(info.value)
+    assert message.startswith(f"{folder / 'demo.toml'} (experiment demo-fig1): "), message
+    assert expected in message
+
+
+def test_a_file_against_the_schema_exits_2_without_traceback(tmp_path):
+    from conftest import no_traceback, run_cli
+
+    folder = _write(tmp_path, ARMS.replace("seeds = 2\n", "seeds = 2.5\n", 1))
+    env = {"MANETFAIR_EXPERIMENTS": str(folder)}
+    proc = run_cli(["experiments"], fake=True, cwd=tmp_path, env=env)
+    assert proc.returncode == 2 and no_traceback(proc), proc.stderr
+    assert "demo.toml (experiment demo-fig1): sweep.seeds = 2.5" in proc.stderr
+
+
 def test_report_and_json_list_missing_arms_and_pending_claims(tmp_path, fake):
     exp = experiments.get("demo-fig1", _write(tmp_path, ARMS))
     with ResultsStore(tmp_path / "s.duckdb") as store:
@@ -166,3 +229,57 @@ def test_experiments_command_marks_partly_available_ones(tmp_path):
     text = run_cli(["experiments"], fake=True, cwd=tmp_path, env=env).stdout
     assert any(line.startswith("demo-fig1") and " partial " in line for line in text.splitlines())
     assert "arm scheme = better waits: needs the better scheme" in text
+
+
+def test_a_later_report_keeps_earlier_experiments_linked(tmp_path, fake):
+    folder = _write(tmp_path, ARMS)
+    (folder / "demo2.toml").write_text(
+        ARMS.replace('id = "demo-fig1"', 'id = "demo-fig2"'), encoding="utf-8"
+    )
+    first, second = experiments.load_all(folder)
+    out = tmp_path / "out"
+    with ResultsStore(tmp_path / "s.duckdb") as store:
+        report.write(reproduce([first], store, quick=True), out)
+        report.write(reproduce([second], store, quick=True), out)
+    index = (out / "index.md").read_text(encoding="utf-8")
+    # Both pages are linked: demo-fig1 from the earlier run, demo-fig2 from this one.
+    assert "(demo-fig1.md)" in index and "(demo-fig2.md)" in index
+    assert "Code version" in index
+    page = (out / "demo-fig2.md").read_text(encoding="utf-8")
+    assert page.startswith("# demo.txt, Figure 1") and "Code version" in page
+    assert (out / "demo-fig2-topology.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_topology_routes_take_the_fewest_hops():
+    from manetfair import plots
+
+    pos = {1: (0.0, 0.0), 2: (200.0, 0.0), 3: (400.0, 0.0), 4: (200.0, 150.0)}
+    assert plots.shortest_path(pos, 1, 3, 250.0) == [1, 2, 3]
+    assert plots.positions({"topology": {"kind": "grid", "rows": 2, "cols": 3, "spacing_m": 10}})[
+        4
+    ] == (10.0, 10.0)
+    assert plots.positions({"topology": {"kind": "random"}}) is None
+    assert plots.coverage(3) == 0.75 and plots.seed_range([1.0, 3.0]) == (2.0, 1.0, 3.0)
+
+
+def test_mtcp_x_sweeps_share_the_table3_template():
+    """mtcp-fig3..7 repeat mtcp-table3's scenario and layouts, so that the runs both
+    need (M-TCP at x = 35 and x = 50) are the same runs in the store."""
+    by_id = {e.id: e for e in experiments.load_all()}
+    table3 = by_id["mtcp-table3"]
+    assert table3.layout is not None
+    layout = json.loads(json.dumps(table3.layout))
+    layout["flow"]["transport"] = "tcp-mtcp"
+    scenarios = next(a for a in table3.axes if a.name == "scenario").sets
+    arms = next(a for a in table3.axes if a.name == "tcp").sets
+    template = json.loads(json.dumps(table3.scenario))
+    template["tcp"]["mtcp"] = {"cw_source": arms["m-tcp"]["tcp.mtcp.cw_source"]}
+    assert arms["m-tcp-x50"]["tcp.mtcp.cw_source"] == "ns2-unbounded"
+    for i in range(3, 8):
+        exp = by_id[f"mtcp-fig{i}"]
+        assert exp.scenario == template, exp.id
+        assert exp.layout == layout, exp.id
+        axis = next(a for a in exp.axes if a.name == "scenario")
+        assert {k: axis.sets[k] for k in axis.sets} == {k: scenarios[k] for k in axis.sets}
+        x = next(a for a in exp.axes if a.name == "x")
+        assert x.key == "tcp.mtcp.x" and x.values == list(range(5, 51, 5))

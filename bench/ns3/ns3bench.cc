@@ -15,7 +15,14 @@
 //   routing static|aodv
 //   node ID X Y                  ids 0..n-1, in order
 //   flow SRC DST START STOP      flow ids 0, 1, ... in file order
+//   udpflow SRC DST START STOP KBPS   a constant-rate UDP flow (1000-byte
+//                                     datagrams), also numbered in file order
 //   nexthop NODE DST VIA         static host route at NODE towards DST
+//   tcp newreno|westwood-plus    congestion control (default newreno)
+//   queue PKTS                   interface queue capacity (default 50)
+//   preamble_threshold DB        ThresholdPreambleDetectionModel::Threshold
+//                                (default 10 dB; the reception comparison
+//                                uses ns-3's own default, 4 dB)
 //
 // Blank lines and lines starting with '#' are ignored.
 
@@ -67,6 +74,7 @@ struct Flow
     uint32_t dst;
     double start;
     double stop;
+    double udpKbps = 0.0; // > 0: a constant-rate UDP flow instead of TCP bulk transfer
 };
 
 struct NextHop
@@ -82,9 +90,12 @@ struct Scenario
     double duration = 0.0;
     uint32_t seed = 1;
     bool aodv = false;
+    std::string tcp = "newreno";
+    uint32_t queue = kQueuePkts;
     std::vector<Vector> positions;
     std::vector<Flow> flows;
     std::vector<NextHop> routes;
+    double preambleThresholdDb = kPreambleThresholdDb;
 };
 
 [[noreturn]] void
@@ -133,6 +144,14 @@ ReadScenario(const std::string& path)
             ok = static_cast<bool>(is >> kind) && (kind == "static" || kind == "aodv");
             s.aodv = kind == "aodv";
         }
+        else if (key == "tcp")
+        {
+            ok = static_cast<bool>(is >> s.tcp) && (s.tcp == "newreno" || s.tcp == "westwood-plus");
+        }
+        else if (key == "queue")
+        {
+            ok = static_cast<bool>(is >> s.queue) && s.queue > 0;
+        }
         else if (key == "node")
         {
             uint32_t id;
@@ -146,6 +165,17 @@ ReadScenario(const std::string& path)
             Flow f;
             ok = static_cast<bool>(is >> f.src >> f.dst >> f.start >> f.stop) && f.stop > f.start;
             s.flows.push_back(f);
+        }
+        else if (key == "udpflow")
+        {
+            Flow f;
+            ok = static_cast<bool>(is >> f.src >> f.dst >> f.start >> f.stop >> f.udpKbps) &&
+                 f.stop > f.start && f.udpKbps > 0;
+            s.flows.push_back(f);
+        }
+        else if (key == "preamble_threshold")
+        {
+            ok = static_cast<bool>(is >> s.preambleThresholdDb);
         }
         else if (key == "nexthop")
         {
@@ -221,7 +251,9 @@ struct Network
 };
 
 Network
-BuildNetwork(const std::vector<Vector>& positions, bool aodv)
+BuildNetwork(const std::vector<Vector>& positions,
+             bool aodv,
+             double preambleThresholdDb = kPreambleThresholdDb)
 {
     Network net;
     net.nodes.Create(positions.size());
@@ -260,7 +292,7 @@ BuildNetwork(const std::vector<Vector>& positions, bool aodv)
                                   "MinimumRssi",
                                   DoubleValue(kPreambleMinRssiDbm),
                                   "Threshold",
-                                  DoubleValue(kPreambleThresholdDb));
+                                  DoubleValue(preambleThresholdDb));
 
     WifiHelper wifi;
     wifi.SetStandard(WIFI_STANDARD_80211b);
@@ -390,6 +422,14 @@ RunScenario(const std::string& path, int64_t seedOverride)
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(s.seed);
     SetDefaults();
+    if (s.tcp == "westwood-plus")
+    {
+        // ns-3's Westwood+ (NewReno recovery, Tustin-filtered per-RTT samples).
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                           TypeIdValue(TcpWestwoodPlus::GetTypeId()));
+    }
+    Config::SetDefault("ns3::WifiMacQueue::MaxSize",
+                       QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, s.queue)));
 
     Network net = BuildNetwork(s.positions, s.aodv);
 
@@ -441,7 +481,8 @@ RunScenario(const std::string& path, int64_t seedOverride)
     std::ostringstream out;
     out.precision(10);
     double aggregate = 0.0;
-    out << "{\"simulator\": \"ns-3.44\", \"name\": " << JsonString(s.name) << ", \"seed\": " << s.seed
+    out << "{\"simulator\": \"ns-3.44\", \"name\": " << JsonString(s.name) << ", \"tcp\": \"" << s.tcp
+        << "\", \"seed\": " << s.seed
         << ", \"nodes\": " << s.positions.size() << ", \"routing\": \""
         << (s.aodv ? "aodv" : "static") << "\", \"duration_s\": " << s.duration
         << ", \"simulated_s\": " << simulated << ", \"events\": " << events

@@ -8,5 +8,6 @@ from manetfair._core import ScenarioError
 from manetfair.api import RunResult, run
 from manetfair.errors import InputError
 from manetfair.scenario import Scenario
+from manetfair.throttle import shares
 
-__all__ = ["InputError", "RunResult", "Scenario", "ScenarioError", "__version__", "run"]
+__all__ = ["InputError", "RunResult", "Scenario", "ScenarioError", "__version__", "run", "shares"]

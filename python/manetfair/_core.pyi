@@ -53,3 +53,8 @@ def run_scenario(
     `trace_path` receives every packet event as JSON lines (docs/trace.md),
     `positions_path` every node's position each second.
     """
+
+def shares(
+    text: str, fmt: str = "toml", origin: str = "<scenario>", base_dir: str | None = None
+) -> str:
+    """The max-min C-load shares of the scenario's flows (all active, initial routes) as JSON."""

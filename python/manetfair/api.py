@@ -129,11 +129,21 @@ def prepare(
     duration_s: float | None = None,
     overrides: dict[str, Any] | None = None,
 ) -> Scenario:
-    """Loads a scenario and applies dotted-key overrides, seed and duration."""
+    """Loads a scenario and applies dotted-key overrides, seed and duration.
+
+    An ingress-throttling scenario (`[throttle]`) gets its missing reference
+    throughputs measured in isolated runs (manetfair.throttle) and filled in.
+    """
     sc = load(scenario)
     if overrides:
         sc = sc.with_overrides(overrides)
-    return sc.with_run(seed=seed, duration_s=duration_s)
+    sc = sc.with_run(seed=seed, duration_s=duration_s)
+    from manetfair import throttle
+
+    if throttle.throttle_table(sc.data) is not None:
+        throttle.without_shaping(sc).canonical_json()  # bad input first, before any calibration
+        sc = throttle.with_references(sc)
+    return sc
 
 
 def run(

@@ -8,6 +8,7 @@ JSON document goes to stdout; progress and logs go to stderr.
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import json
 import math
@@ -237,6 +238,38 @@ def build_parser() -> argparse.ArgumentParser:
     _backend_args(sw)
     sw.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
 
+    sh = sub.add_parser(
+        "shares",
+        help="max-min C-load shares, rate limits and spacing of ingress throttling",
+        description=(
+            "Prints each flow's L-regions, bottleneck, share phi, rate limit r = Thr_max * phi "
+            "and spacing delta = MSS / r (Osipov and Tschudin 2007; docs/throttle.md). Missing "
+            "Thr_max entries are measured in isolated runs first."
+        ),
+    )
+    sh.add_argument("file", metavar="FILE.toml")
+    sh.add_argument("--param", action="append", default=[], metavar="KEY.PATH=VALUE")
+    sh.add_argument("--json", action="store_true", help="print the shares as JSON on stdout")
+    sh.add_argument(
+        "--tc",
+        action="store_true",
+        help="print Linux tc commands (tc -batch input) that enforce the rates at each source",
+    )
+    sh.add_argument("--dev", default="wlan0", help="network device of the tc commands (wlan0)")
+    sh.add_argument(
+        "--subnet",
+        default="10.0.0.0/24",
+        help="addresses for the tc filters: the first node gets the first host address (10.0.0.0/24)",
+    )
+    sh.add_argument(
+        "--no-measure",
+        action="store_true",
+        help="do not run calibrations: rate limits only where throttle.thr_max_kbps has them",
+    )
+    sh.add_argument("--store", type=Path, metavar="PATH", help="keep the calibration runs here")
+    sh.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
+    sh.add_argument("--quiet", action="store_true")
+
     ex = sub.add_parser("export", help="export the results store to Parquet or CSV")
     ex.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     ex.add_argument(
@@ -284,15 +317,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "examples": cmd_examples,
         "reproduce": cmd_reproduce,
         "sweep": cmd_sweep,
+        "shares": cmd_shares,
         "export": cmd_export,
     }
     from manetfair import _core
 
     batch = args.command in ("reproduce", "sweep")
-    previous = _terminate_gracefully()
+    stopped: list[int] = []
+    previous = _stop_on_signals(stopped)
+    stdout = sys.stdout
+    sys.stdout = _GuardedStdout(stdout)
     try:
         code = handlers[args.command](args)
-        _flush_stdout()
+        sys.stdout.flush()
         return code
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, and keep Python from
@@ -306,16 +343,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err("the input is nested too deeply (a scenario's tables and arrays nest a few levels)")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as exc:
-        what = "terminated" if isinstance(exc, Terminated) else "interrupted"
-        detail = f": {exc}" if str(exc) else ""
-        kept = "; finished runs are kept in the results store" if batch else ""
-        _err(f"{what}{detail}{kept}")
-        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+        return _interrupted(str(exc), stopped, batch)
     except Exception as exc:  # noqa: BLE001 - exit 1 with one line, not a traceback
+        if stopped:
+            # The signal arrived inside a library call that reported it its own way
+            # (DuckDB: "Query interrupted"): the command was still interrupted.
+            return _interrupted("", stopped, batch)
         from manetfair.runner import BatchError
-        from manetfair.store import StoreBusyError
+        from manetfair.store import StoreBusyError, StoreWriteError
 
-        if isinstance(exc, (BatchError, StoreBusyError, OSError)):
+        if isinstance(exc, (BatchError, StoreBusyError, StoreWriteError, OSError)):
             _err(str(exc))
         else:
             _err(f"{type(exc).__name__}: {exc}")
@@ -325,29 +362,64 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("(set MANETFAIR_DEBUG=1 for a traceback)", file=sys.stderr)
         return EXIT_FAILURE
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        sys.stdout = stdout
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
-def _flush_stdout() -> None:
-    """Reports output that could not be written (a full disk under a redirection)."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise  # the reader went away: main() ends quietly
-    except OSError as exc:
-        # Whatever is still buffered is lost; keep the exit from failing on it again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise OSError(f"cannot write standard output: {exc.strerror or exc}") from None
+def _interrupted(detail: str, stopped: list[int], batch: bool) -> int:
+    terminated = signal.SIGTERM in stopped
+    what = "terminated" if terminated else "interrupted"
+    kept = "; finished runs are kept in the results store" if batch else ""
+    _err(f"{what}{': ' + detail if detail else ''}{kept}")
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
-def _terminate_gracefully() -> Any:
-    """SIGTERM stops the command as Ctrl-C does (workers stopped, finished runs kept,
-    nothing written half), then exits 143; returns the handler it replaced."""
+class _GuardedStdout(io.TextIOBase):
+    """Standard output whose write errors (a full disk under a redirection, a closed
+    pipe) say what could not be written; the rest of the output is then dropped, so
+    the exit does not fail on it a second time."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+
+    def _failed(self, exc: OSError) -> OSError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.inner.fileno())
+        except (OSError, ValueError):
+            pass
+        if isinstance(exc, BrokenPipeError):
+            return exc  # the reader went away: main() ends quietly
+        return OSError(f"cannot write standard output: {exc.strerror or exc}")
+
+    def write(self, text: str) -> int:
+        try:
+            return self.inner.write(text)
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self.inner.flush()
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def isatty(self) -> bool:
+        return self.inner.isatty()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+
+def _stop_on_signals(stopped: list[int]) -> dict[int, Any]:
+    """Ctrl-C (SIGINT) and SIGTERM stop the command: workers stopped, finished runs
+    kept, nothing written half; exit 130 or 143. Returns the handlers replaced."""
 
     def handler(signum: int, frame: Any) -> None:
-        raise Terminated()
+        stopped.append(signum)
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
-    return signal.signal(signal.SIGTERM, handler)
+    return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
 
 
 def _err(message: str) -> None:
@@ -634,7 +706,7 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
             continue
         held, total = r.holds_count()
         out.write(
-            f"\n{r.experiment.id} ({r.experiment.paper}, {r.experiment.figure}): "
+            f"\n{r.experiment.id} ({r.experiment.title}): "
             f"{held}/{total} claims hold, {len(r.outcomes)} runs\n"
         )
         width = max((len(v.what) for v in r.verdicts), default=5)
@@ -765,6 +837,99 @@ def _print_table(head: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO
         "  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() + "\n"
         for row in [head, *rows]
     )
+
+
+def cmd_shares(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from manetfair import throttle
+    from manetfair.runner import default_jobs
+    from manetfair.scenario import Scenario
+    from manetfair.store import ResultsStore
+
+    sc = Scenario.from_file(args.file).with_overrides(_overrides(args.param))
+    if throttle.throttle_table(sc.data) is None:
+        sc = sc.with_overrides({"throttle.enforce": False})
+    sc = throttle.without_shaping(sc)
+    sc.canonical_json()  # bad input fails here, before any calibration run
+    refs: list[throttle.Reference] = []
+    if not args.no_measure:
+        with (
+            nullcontext(ResultsStore(args.store))
+            if args.store is not None
+            else throttle.scratch_store()
+        ) as store:
+            done, refs = throttle.measure_references(
+                [sc], store, jobs=args.jobs or default_jobs(), alone=False
+            )
+        sc = done[0]
+    report = throttle.report(sc)
+    report["references"] = [r.as_json() for r in refs]
+    if args.tc:
+        canon = json.loads(sc.canonical_json())
+        ids = [n["id"] for n in canon.get("node", [])] or [0]
+        for line in throttle.tc_commands(report, args.dev, args.subnet, first_id=min(ids)):
+            print(line)
+    elif args.json:
+        print(json.dumps(report))
+    else:
+        _print_shares(report, sys.stdout)
+    return EXIT_OK
+
+
+def _print_shares(report: dict[str, Any], out: TextIO) -> None:
+    def ids(xs: Sequence[Any]) -> str:
+        return " ".join(str(x) for x in xs)
+
+    def num(x: Any, fmt: str) -> str:
+        return "-" if x is None else format(x, fmt)
+
+    out.write(
+        f"L-regions: radius {report['l_region_range_m']} m, {len(report['regions'])} regions "
+        f"with at least one flow\n"
+    )
+    head = [
+        "flow",
+        "src",
+        "dst",
+        "hops",
+        "phi",
+        "iter",
+        "bottleneck regions (centres)",
+        "Thr_max kbit/s",
+        "r kbit/s",
+        "delta ms",
+    ]
+    rows = [
+        [
+            str(f["id"]),
+            str(f["src"]),
+            str(f["dst"]),
+            str(f["hops"]),
+            f["phi_exact"] or "-",
+            str(f["iteration"]),
+            ids(f["bottleneck"]),
+            num(f["thr_max_kbps"], ".1f"),
+            num(f["rate_kbps"], ".1f"),
+            num(None if f["delta_s"] is None else f["delta_s"] * 1000, ".2f"),
+        ]
+        for f in report["flows"]
+    ]
+    _print_table(head, rows, out)
+    out.writelines(
+        f"flow {f['id']} loads the L-regions centred at {ids(f['regions'])}\n"
+        for f in report["flows"]
+    )
+    for r in report.get("references", []):
+        st = r["settings"]
+        out.write(
+            f"Thr_max({r['key']} hops) = {r['kbps']:.1f} kbit/s, measured: one "
+            f"{st['transport']} flow of {st['mss_bytes']}-byte segments over a {r['key']}-hop "
+            f"chain {st['spacing_m']} m apart, {st['data_rate_mbps']} Mbit/s, RTS threshold "
+            f"{st['rts_threshold_bytes']} B, {len(r['per_seed_kbps'])} seeds of "
+            f"{st['duration_s']} s from {st['warmup_s']} s on "
+            f"({', '.join(f'{x:.1f}' for x in r['per_seed_kbps'])})\n"
+        )
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ otherwise simulated (in worker processes when `jobs` > 1) and stored one by one.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -131,6 +132,7 @@ def execute(
     them instead of local worker processes. A batch of no runs is refused: it is
     always a mistake in the sweep that made it.
     """
+    specs = _with_throttle_references(list(specs), store, jobs, simulate)
     specs = [s.prepare(max_memory) for s in specs]
     if not specs:
         raise InputError("the batch has no runs: every sweep axis needs at least one value")
@@ -203,6 +205,27 @@ def execute(
     if failures:
         raise BatchError(failures, outcomes)
     return outcomes
+
+
+def _with_throttle_references(
+    specs: list[RunSpec], store: ResultsStore, jobs: int, simulate: Simulate
+) -> list[RunSpec]:
+    """Specs of ingress-throttling scenarios with their reference throughputs (Thr_max,
+    Thr_alone) measured through the same store and filled in (manetfair.throttle)."""
+    from manetfair import throttle
+
+    chosen = [
+        i for i, s in enumerate(specs) if throttle.throttle_table(s.scenario.data) is not None
+    ]
+    if not chosen:
+        return specs
+    done, _ = throttle.measure_references(
+        [specs[i].scenario for i in chosen], store, jobs=jobs, simulate=simulate
+    )
+    out = list(specs)
+    for i, sc in zip(chosen, done):
+        out[i] = dataclasses.replace(specs[i], scenario=sc, canonical_json="", scenario_hash="")
+    return out
 
 
 def _simulate_all(

@@ -261,8 +261,20 @@ class ResultsStore:
                 if traces_json is not None:
                     con.execute("INSERT INTO series VALUES (?, ?)", [run_id, traces_json])
                 con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
+            except BaseException as exc:
+                # A failed write (a full disk) may already have ended the transaction:
+                # a failing ROLLBACK must not hide the error that caused it.
+                try:
+                    con.execute("ROLLBACK")
+                except Exception:  # noqa: BLE001, S110 - the original error is raised below
+                    pass
+                import duckdb
+
+                if isinstance(exc, duckdb.Error):
+                    raise StoreWriteError(
+                        f"{self.path}: cannot store a finished run "
+                        f"({type(exc).__name__}: {exc}); the runs stored before it are kept"
+                    ) from None
                 raise
         return run_id
 
@@ -297,6 +309,10 @@ class ResultsStore:
 
 class StoreBusyError(RuntimeError):
     """The store file is locked by another process for too long, or is unreadable."""
+
+
+class StoreWriteError(RuntimeError):
+    """A run could not be written to the store (the message names the file and the cause)."""
 
 
 def _dumps(value: Mapping[str, Any] | None) -> str | None:

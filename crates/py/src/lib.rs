@@ -111,6 +111,13 @@ fn version() -> &'static str {
 }
 
 /// The default memory budget of one run, bytes.
+/// The core's Jain index, the one every run summary carries; the front door's
+/// claims compute the same and a test holds the two together.
+#[pyfunction]
+fn jain_index(xs: Vec<f64>) -> f64 {
+    manetfair_core::metrics::jain_index(&xs)
+}
+
 #[pyfunction]
 fn default_max_memory() -> u64 {
     DEFAULT_MAX_MEMORY
@@ -279,12 +286,14 @@ fn run_scenario(
             out.write(&sim.take_trace())?;
         }
         if let Err(e) = py.check_signals() {
+            // Ctrl-C (or a subclass of KeyboardInterrupt) says how far the run got.
             if e.is_instance_of::<PyKeyboardInterrupt>(py) {
-                return Err(PyKeyboardInterrupt::new_err(format!(
+                let msg = format!(
                     "run interrupted at {:.3} s of {} s simulated; its results were not kept",
                     sim.now().as_secs_f64(),
                     end.as_secs_f64()
-                )));
+                );
+                e.value(py).setattr("args", (msg,))?;
             }
             return Err(e);
         }
@@ -318,6 +327,25 @@ fn run_scenario(
     Ok((sim.summary(wall_s).to_json(), sim.traces().to_json()))
 }
 
+/// The max-min C-load shares of a scenario's flows (Osipov and Tschudin,
+/// §3.3) with every flow active on its initial route, as JSON: L-regions,
+/// bottlenecks, φ, and the rate limit and Δ where Thr_max is known.
+#[pyfunction]
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", base_dir = None))]
+fn shares(text: &str, fmt: &str, origin: &str, base_dir: Option<PathBuf>) -> PyResult<String> {
+    let l = Loading {
+        text,
+        fmt,
+        origin,
+        seed: None,
+        duration_s: None,
+        base_dir,
+        max_memory: None,
+    };
+    let sc = l.load()?;
+    Ok(manetfair_core::net::throttle::static_report(&sc).to_json())
+}
+
 /// One JSON line: the time and every node's position (in internal order,
 /// with the scenario's ids).
 fn positions_line(sim: &Simulator, t_s: f64) -> Vec<u8> {
@@ -338,8 +366,10 @@ fn positions_line(sim: &Simulator, t_s: f64) -> Vec<u8> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add_function(wrap_pyfunction!(default_max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(shares, m)?)?;
     Ok(())
 }

@@ -20,6 +20,22 @@ pub struct FlowSummary {
     pub packets_delivered: u64,
     /// Mean one-way delay of delivered packets, seconds.
     pub mean_delay_s: Option<f64>,
+    /// The TCP sender's counters (TCP flows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpFlowSummary>,
+}
+
+/// What a flow's TCP sender did (`transport::tcp::SenderStats`).
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct TcpFlowSummary {
+    /// Data segments handed to the network, retransmissions included.
+    pub data_segments: u64,
+    /// Of those, segments carrying bytes sent before.
+    pub retransmitted_segments: u64,
+    /// Entries into fast retransmit and recovery.
+    pub fast_retransmits: u64,
+    /// Expiries of the retransmission timer.
+    pub timeouts: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
@@ -109,6 +125,11 @@ pub struct Summary {
     pub aggregate_kbps: f64,
     /// Jain's index over the flows' `throughput_kbps` (1 for one flow).
     pub jain_index: f64,
+    /// Data packets (every flow's, retransmissions included) that never
+    /// reached their destination, in percent of those sent:
+    /// 100 (Σ packets_sent − Σ packets_delivered) / Σ packets_sent; 0 when
+    /// nothing was sent. Packets still in flight at the end count as lost.
+    pub loss_pct: f64,
     /// Osipov and Tschudin's unfairness index u (eq. 4) over the flows'
     /// `throughput_kbps`, with an equal share of `aggregate_kbps` as every
     /// flow's optimum (`metrics::equal_share_unfairness`): 0 is fair, and

@@ -63,8 +63,8 @@ pub fn parse(text: &str) -> Result<BTreeMap<i64, Ns2Node>, String> {
                     num(y).ok_or_else(bad)?,
                     num(v).ok_or_else(bad)?,
                 );
-                if v < 0.0 {
-                    return Err(format!("line {}: negative speed in {:?}", i + 1, line));
+                if !(0.0..=crate::scenario::mobility::MAX_SPEED_MPS).contains(&v) {
+                    return Err(format!("line {}: speed {v} must be 0 to 3e8 m/s in {:?}", i + 1, line));
                 }
                 let t = Span::NON_NEGATIVE
                     .check("time", t, Unit::Seconds)
@@ -108,5 +108,35 @@ $ns_ at 30.000000000000 "$god_ set-dist 0 1 1"
         );
         assert!(n[&1].moves.is_empty());
         assert!(parse("$node_(0) fly 3").unwrap_err().starts_with("line 1"));
+    }
+
+    #[test]
+    fn reads_a_file_written_by_setdest() {
+        // ns-2.35's setdest (version 1): `setdest -v 1 -n 8 -p 2.0 -M 10.0 -t 60
+        // -x 500 -y 500`, with its header, GOD distances and closing statistics.
+        let text = include_str!("../../../../tests/data/setdest-8-nodes.ns2");
+        let n = parse(text).unwrap();
+        assert_eq!(n.len(), 8);
+        assert_eq!(n[&0].x, Some(255.753726627858));
+        let first = n[&0].moves[0];
+        assert_eq!(first.0, SimTime::from_secs_f64(2.0));
+        assert_eq!(
+            first.1,
+            Position {
+                x: 366.412436755790,
+                y: 352.807902238342
+            }
+        );
+        assert_eq!(first.2, 5.495196036762);
+        // Every node's pause is a setdest to where it stands at speed 0.
+        assert!(n.values().flat_map(|m| &m.moves).any(|m| m.2 == 0.0));
+        // One second into its first leg, node 0 is 5.495 m along it.
+        let start = Position {
+            x: n[&0].x.unwrap(),
+            y: n[&0].y.unwrap(),
+        };
+        let tr = crate::mobility::Trajectory::moves(start, &n[&0].moves);
+        let p = tr.position_at(SimTime::from_secs_f64(3.0));
+        assert!((p.distance(&start) - 5.495196036762).abs() < 1e-6, "{p:?}");
     }
 }

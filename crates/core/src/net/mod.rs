@@ -8,6 +8,7 @@ pub mod queue;
 pub mod red;
 pub mod routing;
 pub mod static_routes;
+pub mod throttle;
 
 pub use packet::{Body, DropCause, Ledger, Packet, PacketKind, PacketStore, NO_FLOW};
 pub use queue::{InterfaceQueue, QueueKind, Queued};

@@ -3,7 +3,9 @@
 //! ns-2's priority interface queue). The discipline decides admission and
 //! order: DropTail, or RED (`net/red.rs`); NRED's drop is a scheme at the
 //! admission seam (`scheme`) over a DropTail queue. The ingress-throttling
-//! scheduler and OPET's per-flow queues plug in as further variants.
+//! scheduler of Osipov and Tschudin (`net/throttle/ingress.rs`) keeps the
+//! packets this node originated apart from forwarded ones and spaces its
+//! shaped flows; OPET's per-flow queues plug in as a further variant.
 //!
 //! The MAC asks for its next packet through a `Select`or, reads per-flow
 //! lengths, and a discipline that holds packets back (a non-work-conserving
@@ -19,6 +21,7 @@
 
 use super::packet::DropCause;
 use super::red::Red;
+use super::throttle::ingress::{Ingress, Spacing};
 use crate::mac::opet::Scheduler;
 use crate::time::{Duration, SimTime};
 use std::collections::VecDeque;
@@ -31,6 +34,8 @@ pub struct Queued {
     pub control: bool,
     /// The packet's flow (`NO_FLOW` for routing and control packets).
     pub flow: u32,
+    /// Originated at this node (its source address is the node's own).
+    pub local: bool,
     /// OPET's flow label: the flow and its direction (None: no flow).
     pub label: Option<u32>,
 }
@@ -43,15 +48,19 @@ pub enum QueueKind {
     /// DropTail locally; NRED's distributed drop decides before packets
     /// enter (`[nred]`, net/nred/).
     Nred,
+    /// Local and forward drop-tail queues, local first, with the spacing of
+    /// shaped flows (`[throttle]`, net/throttle/).
+    Throttle,
 }
 
 impl QueueKind {
-    pub const NAMES: &'static [&'static str] = &["droptail", "red", "nred"];
+    pub const NAMES: &'static [&'static str] = &["droptail", "red", "nred", "throttle"];
     pub fn parse(s: &str) -> Option<QueueKind> {
         match s {
             "droptail" => Some(QueueKind::DropTail),
             "red" => Some(QueueKind::Red),
             "nred" => Some(QueueKind::Nred),
+            "throttle" => Some(QueueKind::Throttle),
             _ => None,
         }
     }
@@ -79,7 +88,7 @@ pub enum Select<'a> {
 }
 
 impl Select<'_> {
-    fn admits(&self, q: &Queued) -> bool {
+    pub(crate) fn admits(&self, q: &Queued) -> bool {
         match *self {
             Select::Any => true,
             Select::NextHop(h) => q.next_hop == h,
@@ -95,6 +104,8 @@ impl Select<'_> {
 enum Discipline {
     DropTail,
     Red(Box<Red>),
+    /// The two-stage ingress scheduler; `data` is its forward queue.
+    Throttle(Box<Ingress>),
 }
 
 pub struct InterfaceQueue {
@@ -284,11 +295,43 @@ impl InterfaceQueue {
         }
     }
 
+    /// The ingress scheduler (`QueueKind::Throttle`): at most
+    /// `local_capacity` packets originated here, and `capacity` forwarded
+    /// and control packets together (ns-2's one priority queue, of which
+    /// the local packets are split off).
+    pub fn with_ingress(capacity: usize, local_capacity: usize, spacing: Spacing) -> Self {
+        InterfaceQueue {
+            discipline: Discipline::Throttle(Box::new(Ingress::new(local_capacity, spacing))),
+            ..InterfaceQueue::new(QueueKind::Throttle, capacity)
+        }
+    }
+
     /// RED's average queue, if this is a RED queue.
     pub fn red_avg(&self) -> Option<f64> {
         match &self.discipline {
             Discipline::Red(r) => Some(r.avg()),
-            Discipline::DropTail => None,
+            _ => None,
+        }
+    }
+
+    /// Sets the release spacing Δ of `flow`'s packets originated here (eq. 3);
+    /// zero releases them as they come. Only the ingress scheduler shapes:
+    /// false for any other discipline.
+    pub fn set_shaper(&mut self, flow: u32, delta: crate::time::Duration) -> bool {
+        match &mut self.discipline {
+            Discipline::Throttle(ing) => {
+                ing.set_delta(flow, delta);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The release spacing of `flow` here, if it is shaped.
+    pub fn shaper(&self, flow: u32) -> Option<crate::time::Duration> {
+        match &self.discipline {
+            Discipline::Throttle(ing) => ing.delta(flow),
+            _ => None,
         }
     }
 
@@ -303,7 +346,21 @@ impl InterfaceQueue {
     }
 
     fn iter(&self) -> impl Iterator<Item = &Queued> {
-        self.control.iter().chain(self.data.iter())
+        let local = match &self.discipline {
+            Discipline::Throttle(ing) => Some(ing.iter()),
+            _ => None,
+        };
+        self.control
+            .iter()
+            .chain(local.into_iter().flatten())
+            .chain(self.data.iter())
+    }
+
+    fn local_len(&self) -> usize {
+        match &self.discipline {
+            Discipline::Throttle(ing) => ing.len(),
+            _ => 0,
+        }
     }
 
     pub fn kind(&self) -> QueueKind {
@@ -311,7 +368,7 @@ impl InterfaceQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.control.len() + self.data.len()
+        self.control.len() + self.data.len() + self.local_len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -335,7 +392,16 @@ impl InterfaceQueue {
 
     /// Adds a packet, or returns it with the reason it was refused.
     pub fn enqueue(&mut self, now: SimTime, q: Queued) -> Result<(), (Queued, DropCause)> {
-        let len = self.len();
+        // With the ingress scheduler, locally originated data goes to the
+        // local queue; routing and control packets keep their place ahead.
+        if q.local && !q.control && matches!(self.discipline, Discipline::Throttle(_)) {
+            self.account(now);
+            let Discipline::Throttle(ing) = &mut self.discipline else {
+                unreachable!()
+            };
+            return ing.enqueue(now, q);
+        }
+        let len = self.control.len() + self.data.len();
         if let Discipline::Red(red) = &mut self.discipline {
             // F&J: the average is updated on every arrival; routing and
             // control packets are never dropped early.
@@ -363,23 +429,34 @@ impl InterfaceQueue {
     /// Puts back at the head a packet the MAC had taken and gives back
     /// (an MSDU of its second slot that failed with retries left). It was
     /// admitted once, so no admission test runs and the capacity may be
-    /// exceeded by the packets the MAC held.
+    /// exceeded by the packets the MAC held. A local packet of the ingress
+    /// scheduler was released already: it goes back ahead of the local
+    /// queue, not through its flow's spacing again.
     pub fn push_front(&mut self, now: SimTime, q: Queued) {
         self.account(now);
         if q.control {
             self.control.push_front(q);
+        } else if let (true, Discipline::Throttle(ing)) = (q.local, &mut self.discipline) {
+            ing.push_front(q);
         } else {
             self.data.push_front(q);
         }
     }
 
-    /// The next packet `select` admits, control packets first.
+    /// The next packet `select` admits, control packets first (then, with
+    /// the ingress scheduler, eligible local packets before forwarded ones).
     pub fn dequeue(&mut self, now: SimTime, select: Select) -> Option<Queued> {
         self.account(now);
-        let q = match select {
-            Select::Any if self.per_flow.is_some() => self.control.pop_front().or_else(|| self.next_per_flow()),
-            Select::Any => self.control.pop_front().or_else(|| self.data.pop_front()),
-            _ => take_first(&mut self.control, &select).or_else(|| take_first(&mut self.data, &select)),
+        let q = if let Discipline::Throttle(ing) = &mut self.discipline {
+            take_first(&mut self.control, &select)
+                .or_else(|| ing.dequeue(now, &select))
+                .or_else(|| take_first(&mut self.data, &select))
+        } else {
+            match select {
+                Select::Any if self.per_flow.is_some() => self.control.pop_front().or_else(|| self.next_per_flow()),
+                Select::Any => self.control.pop_front().or_else(|| self.data.pop_front()),
+                _ => take_first(&mut self.control, &select).or_else(|| take_first(&mut self.data, &select)),
+            }
         };
         self.note_if_empty(now);
         q
@@ -425,15 +502,16 @@ impl InterfaceQueue {
         Some(q)
     }
 
-    /// When a discipline that holds packets back next releases one (None:
-    /// work-conserving, or nothing held). The engine then feeds the MAC
-    /// again. OPET: the first block timeout.
-    pub fn poll_timeout(&self) -> Option<SimTime> {
+    /// When, after `now`, a discipline that holds packets back next
+    /// releases one (None: work-conserving, or nothing held). The engine
+    /// then feeds the MAC again. OPET: the first block timeout.
+    pub fn poll_timeout(&self, now: SimTime) -> Option<SimTime> {
         if let Some(pf) = &self.per_flow {
             return pf.blocks.iter().map(|b| b.until).min();
         }
-        match self.discipline {
+        match &self.discipline {
             Discipline::DropTail | Discipline::Red(_) => None,
+            Discipline::Throttle(ing) => ing.next_release(now),
         }
     }
 
@@ -466,6 +544,9 @@ impl InterfaceQueue {
                     true
                 }
             });
+        }
+        if let Discipline::Throttle(ing) = &mut self.discipline {
+            ing.remove_for_next_hop(next_hop, &mut out);
         }
         self.note_if_empty(now);
         out
@@ -501,6 +582,7 @@ mod tests {
             bytes: 100,
             control,
             flow: p % 3,
+            local: false,
             label: Some(p % 3),
         }
     }
@@ -589,7 +671,7 @@ mod tests {
         assert_eq!(take(&mut iq, Select::Packet(4)), Some(4));
         assert_eq!(take(&mut iq, Select::Packet(4)), None);
         assert_eq!(iq.len(), 5);
-        assert_eq!(iq.poll_timeout(), None, "DropTail never holds packets back");
+        assert_eq!(iq.poll_timeout(t), None, "DropTail never holds packets back");
     }
 
     fn lq(p: u32, label: u32, next_hop: u32) -> Queued {
@@ -599,6 +681,7 @@ mod tests {
             bytes: 1040,
             control: false,
             flow: label / 2,
+            local: false,
             label: Some(label),
         }
     }
@@ -652,11 +735,11 @@ mod tests {
         let mut iq = InterfaceQueue::with_per_flow(50, Scheduler::RoundRobin);
         iq.enqueue(us(0), lq(1, 3, 1)).unwrap();
         iq.block(us(748), 3, 1, us(100_748));
-        assert_eq!(iq.poll_timeout(), Some(us(100_748)));
+        assert_eq!(iq.poll_timeout(us(748)), Some(us(100_748)));
         iq.expire_blocks(us(100_747));
         assert!(iq.dequeue(us(100_747), Select::Any).is_none());
         iq.expire_blocks(us(100_748));
-        assert_eq!(iq.poll_timeout(), None);
+        assert_eq!(iq.poll_timeout(us(100_748)), None);
         assert_eq!(iq.dequeue(us(100_748), Select::Any).map(|x| x.packet), Some(1));
         let s = iq.block_stats(us(200_000)).unwrap();
         assert_eq!((s.blocks, s.timeouts, s.blocked), (1, 1, Duration::from_millis(100)));

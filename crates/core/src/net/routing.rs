@@ -56,7 +56,8 @@ impl Routing {
             RoutingKind::Static => {
                 let flows: Vec<(u32, u32, Option<&[u32]>)> =
                     sc.flows.iter().map(|f| (f.src, f.dst, f.route.as_deref())).collect();
-                (StaticRoutes::new(adj, &flows), Vec::new())
+                let changes: Vec<&[(SimTime, Vec<u32>)]> = sc.flows.iter().map(|f| &f.route_changes[..]).collect();
+                (StaticRoutes::with_changes(adj, &flows, &changes), Vec::new())
             }
             RoutingKind::Aodv => (
                 StaticRoutes::default(),
@@ -96,7 +97,7 @@ impl Routing {
     pub fn route(&mut self, now: SimTime, node: u32, id: u32, p: &Packet, out: &mut Vec<RoutingAction>) -> Option<u32> {
         if self.is_static() {
             let flow = (p.flow != NO_FLOW).then_some(p.flow);
-            let nh = self.statics.next_hop(node, p.dst, flow);
+            let nh = self.statics.next_hop(now, node, p.dst, flow);
             if nh.is_none() {
                 out.push(RoutingAction::Drop {
                     packet: id,

@@ -3,9 +3,12 @@
 //! its destination (for data) and from its source (for the flow's ACKs).
 //! The next hop is the lowest-index neighbour one hop closer, so routes are
 //! deterministic. A flow's explicit `route` overrides them (its ACKs take
-//! the reverse path). Only the nodes on each path are stored: memory grows
+//! the reverse path), and its `route_changes` switch both directions to a
+//! new path at given instants (a scripted handover); a node no longer on
+//! the path still forwards what it holds along the path it was on. Only the nodes on each path are stored: memory grows
 //! with flows × hops, not with flows × nodes.
 
+use crate::time::SimTime;
 use std::collections::VecDeque;
 
 pub const UNREACHABLE: u32 = u32::MAX;
@@ -92,6 +95,29 @@ struct FlowPaths {
     /// (node, next hop) towards `dst` and towards `src`.
     forward: Vec<(u32, u32)>,
     reverse: Vec<(u32, u32)>,
+    /// Later paths: from each instant on, (forward, reverse) hops.
+    changes: Vec<(SimTime, Vec<Hop>, Vec<Hop>)>,
+}
+
+/// (node, next hop).
+type Hop = (u32, u32);
+type Hops<'a> = (&'a [Hop], &'a [Hop]);
+
+impl FlowPaths {
+    /// The paths in force at `now`, newest first, then the older ones.
+    fn phases(&self, now: SimTime) -> impl Iterator<Item = Hops<'_>> {
+        let current = self.changes.iter().take_while(|c| c.0 <= now).count();
+        let phases: Vec<Hops<'_>> = std::iter::once((&self.forward[..], &self.reverse[..]))
+            .chain(self.changes.iter().map(|c| (&c.1[..], &c.2[..])))
+            .take(current + 1)
+            .collect();
+        phases.into_iter().rev()
+    }
+}
+
+fn both_ways(path: &[u32]) -> (Vec<Hop>, Vec<Hop>) {
+    let back: Vec<u32> = path.iter().rev().copied().collect();
+    (hops_of(path), hops_of(&back))
 }
 
 fn hops_of(path: &[u32]) -> Vec<(u32, u32)> {
@@ -107,44 +133,68 @@ impl StaticRoutes {
     /// `adj[v]` lists v's neighbours within transmission range; `flows`
     /// gives each flow's (src, dst, explicit path if any).
     pub fn new(adj: &[Vec<u32>], flows: &[(u32, u32, Option<&[u32]>)]) -> Self {
+        Self::with_changes(adj, flows, &[])
+    }
+
+    /// As `new`, with `changes[f]` the (instant, path) changes of flow f
+    /// (time-sorted; flows beyond the list have none).
+    pub fn with_changes(
+        adj: &[Vec<u32>],
+        flows: &[(u32, u32, Option<&[u32]>)],
+        changes: &[&[(SimTime, Vec<u32>)]],
+    ) -> Self {
         let mut bfs = Bfs::new(adj.len());
         let flows = flows
             .iter()
-            .map(|&(src, dst, explicit)| {
+            .enumerate()
+            .map(|(i, &(src, dst, explicit))| {
                 let (forward, reverse) = match explicit {
-                    Some(path) => {
-                        let back: Vec<u32> = path.iter().rev().copied().collect();
-                        (hops_of(path), hops_of(&back))
-                    }
+                    Some(path) => both_ways(path),
                     None => {
                         let fwd = bfs.path(adj, dst, src)?;
                         let rev = bfs.path(adj, src, dst)?;
                         (hops_of(&fwd), hops_of(&rev))
                     }
                 };
+                let changes = changes
+                    .get(i)
+                    .map(|cs| {
+                        cs.iter()
+                            .map(|(t, path)| {
+                                let (f, r) = both_ways(path);
+                                (*t, f, r)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 Some(FlowPaths {
                     src,
                     dst,
                     forward,
                     reverse,
+                    changes,
                 })
             })
             .collect();
         StaticRoutes { flows }
     }
 
-    /// Next hop at `node` of a packet of `flow` going to `dst` (the flow's
-    /// destination, or its source for ACKs).
-    pub fn next_hop(&self, node: u32, dst: u32, flow: Option<u32>) -> Option<u32> {
+    /// Next hop at `node`, at `now`, of a packet of `flow` going to `dst`
+    /// (the flow's destination, or its source for ACKs): on the path in
+    /// force, or, for a node that left it, on the newest path it was on.
+    pub fn next_hop(&self, now: SimTime, node: u32, dst: u32, flow: Option<u32>) -> Option<u32> {
         let p = self.flows.get(flow? as usize)?.as_ref()?;
-        let hops = if dst == p.dst {
-            &p.forward
+        let towards_dst = if dst == p.dst {
+            true
         } else if dst == p.src {
-            &p.reverse
+            false
         } else {
             return None;
         };
-        hops.iter().find(|(from, _)| *from == node).map(|(_, to)| *to)
+        p.phases(now).find_map(|(fwd, rev)| {
+            let hops = if towards_dst { fwd } else { rev };
+            hops.iter().find(|(from, _)| *from == node).map(|(_, to)| *to)
+        })
     }
 
     /// Hop count of the flow's data path.
@@ -167,30 +217,46 @@ mod tests {
     #[test]
     fn shortest_paths_with_lowest_id_ties() {
         let r = StaticRoutes::new(&diamond(), &[(0, 3, None)]);
-        assert_eq!(r.next_hop(0, 3, Some(0)), Some(1));
-        assert_eq!(r.next_hop(1, 3, Some(0)), Some(3));
-        assert_eq!(r.next_hop(3, 0, Some(0)), Some(1));
+        assert_eq!(r.next_hop(SimTime::ZERO, 0, 3, Some(0)), Some(1));
+        assert_eq!(r.next_hop(SimTime::ZERO, 1, 3, Some(0)), Some(3));
+        assert_eq!(r.next_hop(SimTime::ZERO, 3, 0, Some(0)), Some(1));
         assert_eq!(r.hops(0), Some(2));
-        assert_eq!(r.next_hop(3, 3, Some(0)), None);
-        assert_eq!(r.next_hop(0, 3, None), None);
+        assert_eq!(r.next_hop(SimTime::ZERO, 3, 3, Some(0)), None);
+        assert_eq!(r.next_hop(SimTime::ZERO, 0, 3, None), None);
     }
 
     #[test]
     fn explicit_route_both_directions() {
         let path = [0, 2, 3];
         let r = StaticRoutes::new(&diamond(), &[(0, 3, Some(&path[..]))]);
-        assert_eq!(r.next_hop(0, 3, Some(0)), Some(2));
-        assert_eq!(r.next_hop(2, 3, Some(0)), Some(3));
-        assert_eq!(r.next_hop(3, 0, Some(0)), Some(2));
-        assert_eq!(r.next_hop(2, 0, Some(0)), Some(0));
+        assert_eq!(r.next_hop(SimTime::ZERO, 0, 3, Some(0)), Some(2));
+        assert_eq!(r.next_hop(SimTime::ZERO, 2, 3, Some(0)), Some(3));
+        assert_eq!(r.next_hop(SimTime::ZERO, 3, 0, Some(0)), Some(2));
+        assert_eq!(r.next_hop(SimTime::ZERO, 2, 0, Some(0)), Some(0));
         assert_eq!(r.hops(0), Some(2));
+    }
+
+    #[test]
+    fn route_changes_switch_both_ways_and_old_relays_finish_their_packets() {
+        // 0 -> 1 -> 3 until t = 5 s, then 0 -> 2 -> 3.
+        let path = [0, 1, 3];
+        let change = [(SimTime::from_secs_f64(5.0), vec![0, 2, 3])];
+        let r = StaticRoutes::with_changes(&diamond(), &[(0, 3, Some(&path[..]))], &[&change[..]]);
+        let before = SimTime::from_secs_f64(4.9);
+        let after = SimTime::from_secs_f64(5.0);
+        assert_eq!(r.next_hop(before, 0, 3, Some(0)), Some(1));
+        assert_eq!(r.next_hop(after, 0, 3, Some(0)), Some(2));
+        assert_eq!(r.next_hop(after, 3, 0, Some(0)), Some(2));
+        // Node 1 left the path; what it still holds goes on to 3 (and to 0).
+        assert_eq!(r.next_hop(after, 1, 3, Some(0)), Some(3));
+        assert_eq!(r.next_hop(after, 1, 0, Some(0)), Some(0));
     }
 
     #[test]
     fn unreachable() {
         let adj = vec![vec![1], vec![0], vec![]];
         let r = StaticRoutes::new(&adj, &[(0, 2, None)]);
-        assert_eq!(r.next_hop(0, 2, Some(0)), None);
+        assert_eq!(r.next_hop(SimTime::ZERO, 0, 2, Some(0)), None);
         assert_eq!(r.hops(0), None);
         assert_eq!(hop_distance(&adj, 0, 2), UNREACHABLE);
         assert_eq!(hop_distance(&adj, 0, 1), 1);

@@ -52,9 +52,11 @@ pub struct Channel {
     reach_m: f64,
     positions: Vec<Position>,
     neighbors: Vec<Vec<Neighbor>>,
-    /// Per node, indices into its neighbour list by increasing delay (then
-    /// id): signals scheduled in this order reach the event queue in time order.
-    by_delay: Vec<Vec<u32>>,
+    /// Per node, the same neighbours by increasing delay (then id): signals
+    /// scheduled in this order reach the event queue in time order. Kept as
+    /// a copy, updated in place when a node moves, so that a move costs one
+    /// removal and one insertion per touched list rather than a sort of each.
+    by_delay: Vec<Vec<Neighbor>>,
     grid: HashMap<(i64, i64), Vec<u32>>,
 }
 
@@ -81,22 +83,14 @@ impl Channel {
         }
         for i in 0..n as u32 {
             ch.neighbors[i as usize] = ch.compute_neighbors(i);
-            ch.order_by_delay(i);
+            ch.by_delay[i as usize] = by_delay(&ch.neighbors[i as usize]);
         }
         ch
     }
 
-    fn order_by_delay(&mut self, i: u32) {
-        let list = &self.neighbors[i as usize];
-        let mut order: Vec<u32> = (0..list.len() as u32).collect();
-        order.sort_by_key(|&k| (list[k as usize].delay, list[k as usize].node));
-        self.by_delay[i as usize] = order;
-    }
-
     /// Nodes within reach of `node` (interference range), by increasing propagation delay.
     pub fn neighbors_by_delay(&self, node: u32) -> impl Iterator<Item = &Neighbor> {
-        let list = &self.neighbors[node as usize];
-        self.by_delay[node as usize].iter().map(move |&k| &list[k as usize])
+        self.by_delay[node as usize].iter()
     }
 
     pub fn len(&self) -> usize {
@@ -202,23 +196,35 @@ impl Channel {
             }
             self.grid.entry(new_cell).or_default().push(node);
         }
-        let old: Vec<u32> = self.neighbors[node as usize].iter().map(|n| n.node).collect();
-        for &j in &old {
-            self.neighbors[j as usize].retain(|n| n.node != node);
+        for k in 0..self.neighbors[node as usize].len() {
+            let j = self.neighbors[node as usize][k].node as usize;
+            if let Ok(at) = self.neighbors[j].binary_search_by_key(&node, |n| n.node) {
+                self.neighbors[j].remove(at);
+            }
+            if let Some(at) = self.by_delay[j].iter().position(|n| n.node == node) {
+                self.by_delay[j].remove(at);
+            }
         }
         let fresh = self.compute_neighbors(node);
         for nb in &fresh {
             let back = self.link(nb.node, node).expect("links are symmetric");
-            let list = &mut self.neighbors[nb.node as usize];
-            let at = list.partition_point(|n| n.node < node);
-            list.insert(at, back);
+            let j = nb.node as usize;
+            let at = self.neighbors[j].partition_point(|n| n.node < node);
+            self.neighbors[j].insert(at, back);
+            let key = (back.delay, back.node);
+            let at = self.by_delay[j].partition_point(|n| (n.delay, n.node) < key);
+            self.by_delay[j].insert(at, back);
         }
-        let touched: Vec<u32> = old.into_iter().chain(fresh.iter().map(|n| n.node)).collect();
+        self.by_delay[node as usize] = by_delay(&fresh);
         self.neighbors[node as usize] = fresh;
-        for j in touched.into_iter().chain([node]) {
-            self.order_by_delay(j);
-        }
     }
+}
+
+/// A neighbour list (by id) reordered by increasing delay, then id.
+fn by_delay(list: &[Neighbor]) -> Vec<Neighbor> {
+    let mut out = list.to_vec();
+    out.sort_by_key(|n| (n.delay, n.node));
+    out
 }
 
 #[cfg(test)]
@@ -298,5 +304,32 @@ mod tests {
         // Node 1 sees 0 at 200 m and 2 at about 112 m: nearer first.
         let near: Vec<u32> = ch.neighbors_by_delay(1).map(|n| n.node).collect();
         assert_eq!(near, vec![2, 0]);
+    }
+
+    proptest::proptest! {
+        /// Moving nodes one at a time leaves every list, by id and by delay,
+        /// as building the channel afresh at the final positions would.
+        #[test]
+        fn moves_match_a_fresh_channel(
+            start in proptest::collection::vec((0.0..1500.0f64, 0.0..1500.0f64), 2..25),
+            moves in proptest::collection::vec((0usize..25, 0.0..1500.0f64, 0.0..1500.0f64), 1..40),
+        ) {
+            let cfg = PhyConfig::with_ranges(250.0, 550.0, 10.0);
+            let at = |(x, y): (f64, f64)| Position { x, y };
+            let mut pos: Vec<Position> = start.into_iter().map(at).collect();
+            let mut ch = Channel::new(pos.clone(), &cfg);
+            for (i, x, y) in moves {
+                let i = i % pos.len();
+                pos[i] = Position { x, y };
+                ch.set_position(i as u32, pos[i]);
+            }
+            let fresh = Channel::new(pos.clone(), &cfg);
+            for i in 0..pos.len() as u32 {
+                proptest::prop_assert_eq!(ch.neighbors(i), fresh.neighbors(i));
+                let moved: Vec<Neighbor> = ch.neighbors_by_delay(i).copied().collect();
+                let built: Vec<Neighbor> = fresh.neighbors_by_delay(i).copied().collect();
+                proptest::prop_assert_eq!(moved, built);
+            }
+        }
     }
 }

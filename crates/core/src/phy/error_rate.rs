@@ -115,6 +115,30 @@ pub fn ln_chunk_success(rate: Rate, sinr: f64, bits: f64) -> f64 {
     units * (-p).ln_1p()
 }
 
+/// Per rate (`Rate::index`), the SINR from which no chunk of a frame can
+/// fail but with a probability below 1e-18: the largest frame (2346 bytes
+/// with its PLCP header) loses less than that. Above it a chunk's success
+/// probability is 1 to double precision, and need not be computed.
+pub fn certain_sinr() -> &'static [f64; 4] {
+    static CERTAIN: std::sync::OnceLock<[f64; 4]> = std::sync::OnceLock::new();
+    CERTAIN.get_or_init(|| {
+        const MAX_BITS: f64 = 2346.0 * 8.0 + 48.0;
+        Rate::ALL.map(|rate| {
+            // Bisection in dB between certain failure and certain success.
+            let (mut lo, mut hi) = (-20.0_f64, 60.0_f64);
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if -ln_chunk_success(rate, 10f64.powf(mid / 10.0), MAX_BITS) < 1e-18 {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            10f64.powf(hi / 10.0)
+        })
+    })
+}
+
 /// The standard normal density.
 fn normal_pdf(x: f64) -> f64 {
     (-0.5 * x * x).exp() / (2.0 * PI).sqrt()
@@ -188,6 +212,17 @@ mod tests {
         close(cck_5_5_ser(db(4.0)), 4.970_651_212_577_805e-5, 1e-6);
         close(cck_11_ser(db(4.0)), 1.714_746_453_025_27e-2, 1e-6);
         close(cck_11_ser(db(8.0)), 6.987_270_363_559_844e-6, 1e-6);
+    }
+
+    #[test]
+    fn above_the_certain_sinr_nothing_fails() {
+        for rate in Rate::ALL {
+            let s = certain_sinr()[rate.index()];
+            assert!(-ln_chunk_success(rate, s, 18816.0) < 1e-18);
+            assert!(-ln_chunk_success(rate, s * 0.9, 18816.0) >= 1e-18, "{rate:?}");
+        }
+        // DBPSK is certain from about 3 dB, CCK at 11 Mbit/s needs far more.
+        assert!(certain_sinr()[0] < certain_sinr()[3]);
     }
 
     #[test]

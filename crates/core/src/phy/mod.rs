@@ -4,6 +4,7 @@
 
 pub mod channel;
 pub mod error_rate;
+pub mod profiles;
 pub mod propagation;
 pub mod radio;
 pub mod reception;

@@ -15,20 +15,32 @@ use std::collections::HashMap;
 /// `max_memory` (Python) change it.
 pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 
-/// Bytes per node: its radio, MAC, queue, random streams and event slots.
+// Costs measured with `manetfair.run` (peak resident memory of the Python
+// process, core and result together; docs/reliability.md), rounded up.
+/// Bytes per node: its radio, MAC, queue, random streams and event slots
+/// (measured 1.3 KiB).
 const NODE_BYTES: u64 = 2048;
-/// Bytes per (node, node within carrier-sense range) pair: the channel's
-/// neighbour entry, its delay order and the routing graph.
-const NEIGHBOR_BYTES: u64 = 64;
-/// Bytes per flow: its source, TCP ends and route.
-const FLOW_BYTES: u64 = 4096;
-/// Bytes per packet a queue can hold (the packet, its queue entry, events).
-const PACKET_BYTES: u64 = 256;
+/// Bytes per counted pair of nodes within interference range: the channel's
+/// neighbour entry, its delay order and the routing graph (measured 33
+/// bytes per real pair; the count is exact for a crowded field and about
+/// 2.9 times the real pairs for a uniform one).
+const NEIGHBOR_BYTES: u64 = 40;
+/// Bytes per flow: its source, TCP ends, route and summary (measured 3 KiB
+/// for TCP, 4.3 KiB for UDP).
+const FLOW_BYTES: u64 = 4608;
+/// Bytes per queued packet: the packet, its queue entry, its event
+/// (measured 106 bytes).
+const PACKET_BYTES: u64 = 128;
+/// Queues per flow whose room is counted in full: a flow fills the queues
+/// before its bottlenecks, rarely more than a few.
+const QUEUES_PER_FLOW: u64 = 8;
+/// Packets counted at every other node (ACKs, routing packets).
+const PACKETS_PER_NODE: u64 = 4;
 /// Bytes per point of a trajectory (time and position, and growth).
 const POINT_BYTES: u64 = 48;
 /// Bytes per value of a per-second series, from the core through JSON to
-/// the Python objects of the result.
-const SERIES_VALUE_BYTES: u64 = 160;
+/// the Python objects of the result (measured 44 bytes).
+const SERIES_VALUE_BYTES: u64 = 64;
 /// Bytes per AODV routing-table entry.
 const ROUTE_BYTES: u64 = 128;
 
@@ -39,7 +51,8 @@ pub struct Estimate {
     /// Upper bound on pairs of nodes within carrier-sense range.
     pub neighbor_pairs: u64,
     pub flows: u64,
-    /// Packets every queue together can hold.
+    /// Packets the queues are expected to hold at most: full queues at
+    /// `QUEUES_PER_FLOW` nodes per flow, `PACKETS_PER_NODE` elsewhere.
     pub queued_packets: u64,
     /// Expected points of every trajectory.
     pub trajectory_points: u64,
@@ -68,7 +81,9 @@ pub fn human_bytes(n: u64) -> String {
 }
 
 /// Upper bound on ordered pairs of distinct nodes within `range` of each
-/// other: nodes counted in the 3 × 3 cells of side `range` around each node.
+/// other: nodes counted in the 3 × 3 cells of side `range` around each node
+/// (exact when every node is near every other; about 2.9 times the real
+/// count, 9 / π, in a uniform field).
 fn pairs_within(positions: &[Position], range: f64) -> u64 {
     let cell = |p: &Position| ((p.x / range).floor() as i64, (p.y / range).floor() as i64);
     let mut count: HashMap<(i64, i64), u64> = HashMap::new();
@@ -138,7 +153,11 @@ impl Estimate {
             per_bin += 4;
         }
         let series_values = (bins * per_bin as f64).min(u64::MAX as f64) as u64;
-        let queued_packets = n.saturating_mul(u64::from(file.mac.queue_capacity_pkts));
+        let cap = u64::from(file.mac.queue_capacity_pkts);
+        let full = n.min((flows + 1).saturating_mul(QUEUES_PER_FLOW));
+        let queued_packets = full
+            .saturating_mul(cap)
+            .saturating_add(n.saturating_mul(cap.min(PACKETS_PER_NODE)));
         let routes = if file.routing.protocol == super::RoutingKind::Aodv {
             // Reverse routes to every originator, forward routes to every
             // destination, and a route to each neighbour.
@@ -240,10 +259,11 @@ mod tests {
                 y: 0.0,
             })
             .collect();
-        // Cells of 550 m hold 3 nodes each (the last one 1): every node sees
-        // at most 8 others in its own and the two adjacent cells.
+        // Within 550 m a node of the chain has 2 to 5 others (36 ordered
+        // pairs in all); cells of 550 m hold 3 nodes (the last 1), and a node
+        // counts the others in its cell and the two beside it.
         let p = pairs_within(&chain, 550.0);
-        assert!((10 * 4..=10 * 8).contains(&p), "{p}");
+        assert!((36..=10 * 8).contains(&p), "{p}");
         let heap = vec![Position { x: 0.5, y: 0.5 }; 1000];
         assert_eq!(pairs_within(&heap, 550.0), 1000 * 999);
     }

@@ -78,12 +78,19 @@ pub struct ScenarioFile {
     pub mobility: MobilityFile,
     #[serde(default)]
     pub trace: TraceFile,
+    /// How throughput is measured (`[metrics]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricsFile>,
     /// RED's parameters (`mac.queue = "red"`); filled with defaults then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red: Option<crate::net::red::RedConfig>,
     /// NRED's parameters (`mac.queue = "nred"`); filled with defaults then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nred: Option<crate::net::nred::NredConfig>,
+    /// Ingress throttling (`mac.queue = "throttle"`, filled with defaults
+    /// then); with another queue the shares are computed and reported only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<crate::net::throttle::ThrottleConfig>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -107,6 +114,13 @@ pub struct RadioFile {
     /// `cs_range_m`; default `cs_range_m`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interference_range_m: Option<f64>,
+    /// A named set of per-rate decode ranges (`phy::profiles`):
+    /// "osipov-ranges" or "sensitivity" (with `card`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The card whose sensitivities the "sensitivity" profile uses (default "orinoco").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card: Option<String>,
     /// Which reception model decides whether a frame is received.
     #[serde(skip_serializing_if = "ReceptionKind::is_threshold")]
     pub reception: ReceptionKind,
@@ -168,6 +182,8 @@ impl Default for RadioFile {
             lock_on_sensed: true,
             tx_range_by_rate_m: None,
             interference_range_m: None,
+            profile: None,
+            card: None,
             reception: ReceptionKind::Threshold,
             sinr: None,
         }
@@ -298,6 +314,28 @@ pub struct FlowFile {
     pub rate_kbps: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub route: Option<Vec<i64>>,
+    /// Later explicit routes (static routing): from `at_s` on, data and
+    /// ACKs take `route` and its reverse.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub route_changes: Vec<RouteChangeFile>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouteChangeFile {
+    pub at_s: f64,
+    pub route: Vec<i64>,
+}
+
+/// `[metrics]`: the measurement window of `throughput_kbps`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsFile {
+    /// Every flow's window starts this long after the last flow's start
+    /// (a flow that starts later is measured from its own start): a
+    /// warm-up once all flows run, as Osipov and Tschudin's 12 s (§5.1).
+    #[serde(default)]
+    pub warmup_s: f64,
 }
 
 /// `[traffic]`: traffic generated from the seed.
@@ -521,6 +559,9 @@ impl RadioFile {
             }
             p.rate_range_m[rate.index()] = range;
         }
+        if let Some(ranges) = self.profile_ranges()? {
+            p.rate_range_m = ranges;
+        }
         if let Some(d) = self.interference_range_m {
             super::positive("radio.interference_range_m", d)?;
             if d < self.cs_range_m {
@@ -539,6 +580,59 @@ impl RadioFile {
             p.reception = crate::phy::reception::ReceptionModel::Sinr(f.resolve(self.tx_range_m)?);
         }
         Ok(p)
+    }
+}
+
+impl RadioFile {
+    /// The per-rate ranges of `profile` (`phy::profiles`), if one is named.
+    fn profile_ranges(&self) -> Checked<Option<[f64; 4]>> {
+        use crate::phy::profiles;
+        let list = |xs: &[&str]| xs.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ");
+        let Some(name) = &self.profile else {
+            if self.card.is_some() {
+                return Err(ScenarioError::new(
+                    "radio.card",
+                    "only the profile \"sensitivity\" reads a card",
+                ));
+            }
+            return Ok(None);
+        };
+        if self.tx_range_by_rate_m.is_some() {
+            return Err(ScenarioError::new(
+                "radio.profile",
+                "give either a profile or radio.tx_range_by_rate_m, not both",
+            ));
+        }
+        let ranges = match name.as_str() {
+            "osipov-ranges" => profiles::osipov_ranges(),
+            "sensitivity" => {
+                let card_name = self.card.as_deref().unwrap_or("orinoco");
+                let card = profiles::card(card_name).ok_or_else(|| {
+                    let names: Vec<&str> = profiles::CARDS.iter().map(|c| c.name).collect();
+                    ScenarioError::new(
+                        "radio.card",
+                        format!("\"{card_name}\" is not a known card; allowed: {}", list(&names)),
+                    )
+                })?;
+                profiles::sensitivity_ranges(&crate::phy::propagation::TwoRayGround::default(), self.tx_range_m, card)
+            }
+            other => {
+                return Err(ScenarioError::new(
+                    "radio.profile",
+                    format!("\"{other}\" is not a profile; allowed: {}", list(profiles::PROFILES)),
+                ))
+            }
+        };
+        if let Some(far) = ranges.iter().copied().find(|&d| d > self.cs_range_m) {
+            return Err(ScenarioError::new(
+                "radio.cs_range_m",
+                format!(
+                    "{} is below the {far:.1} m the profile \"{name}\" decodes to; carrier sense must reach at least as far as decoding",
+                    Num(self.cs_range_m)
+                ),
+            ));
+        }
+        Ok(Some(ranges))
     }
 }
 

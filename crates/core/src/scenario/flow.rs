@@ -52,7 +52,46 @@ pub struct FlowSpec {
     pub packet_bytes: u32,
     pub start: SimTime,
     pub stop: SimTime,
+    /// Start of the window `throughput_kbps` covers (`metrics.warmup_s`; else `start`).
+    pub measure_from: SimTime,
     pub route: Option<Vec<u32>>,
+    /// (instant, path) changes of the explicit route, time-sorted.
+    pub route_changes: Vec<(SimTime, Vec<u32>)>,
+}
+
+impl FlowSpec {
+    /// The explicit path in force at `t` (None: the static shortest path).
+    pub fn route_at(&self, t: SimTime) -> Option<&[u32]> {
+        match self.route_changes.iter().rev().find(|c| c.0 <= t) {
+            Some((_, p)) => Some(p),
+            None => self.route.as_deref(),
+        }
+    }
+}
+
+/// An explicit route's node indices: from the flow's source to its
+/// destination, each node once.
+fn explicit_path(
+    path: &[i64],
+    ends: (u32, u32),
+    ids: (i64, i64),
+    key: &str,
+    index: &NodeIndex<'_>,
+) -> Result<Vec<u32>> {
+    let idx: Vec<u32> = path.iter().map(|&id| index.get(key, id)).collect::<Result<_>>()?;
+    if idx.len() < 2 || idx[0] != ends.0 || idx[idx.len() - 1] != ends.1 {
+        return Err(ScenarioError::new(
+            key,
+            format!("{path:?} must start at src = {} and end at dst = {}", ids.0, ids.1),
+        ));
+    }
+    let mut seen = idx.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != idx.len() {
+        return Err(ScenarioError::new(key, format!("{path:?} visits a node twice")));
+    }
+    Ok(idx)
 }
 
 fn list(xs: &[&str]) -> String {
@@ -192,6 +231,7 @@ pub(super) fn resolve_all(
     radio: &super::RadioParams,
     index: &NodeIndex<'_>,
     positions: &[Position],
+    trajectories: &[Option<crate::mobility::Trajectory>],
     moving: bool,
 ) -> Result<Vec<FlowSpec>> {
     let r = &file.radio;
@@ -223,22 +263,7 @@ pub(super) fn resolve_all(
                         "an explicit route needs routing.protocol = \"static\"",
                     ));
                 }
-                let idx: Vec<u32> = path
-                    .iter()
-                    .map(|&id| index.get(&k("route"), id))
-                    .collect::<Result<_>>()?;
-                if idx.len() < 2 || idx[0] != src || idx[idx.len() - 1] != dst {
-                    return Err(ScenarioError::new(
-                        k("route"),
-                        format!("{path:?} must start at src = {} and end at dst = {}", f.src, f.dst),
-                    ));
-                }
-                let mut seen = idx.clone();
-                seen.sort_unstable();
-                seen.dedup();
-                if seen.len() != idx.len() {
-                    return Err(ScenarioError::new(k("route"), format!("{path:?} visits a node twice")));
-                }
+                let idx = explicit_path(path, (src, dst), (f.src, f.dst), &k("route"), index)?;
                 for (w, ids) in idx.windows(2).zip(path.windows(2)) {
                     if !channel.in_rx_range(w[0], w[1]) {
                         return Err(ScenarioError::new(
@@ -255,6 +280,51 @@ pub(super) fn resolve_all(
                 Some(idx)
             }
         };
+        let mut route_changes: Vec<(SimTime, Vec<u32>)> = Vec::with_capacity(f.route_changes.len());
+        for (j, c) in f.route_changes.iter().enumerate() {
+            let kc = |s: &str| k(&format!("route_changes[{j}].{s}"));
+            if routing != RoutingKind::Static {
+                return Err(ScenarioError::new(
+                    kc("route"),
+                    "route changes need routing.protocol = \"static\"",
+                ));
+            }
+            let prev = route_changes.last().map_or(0.0, |(t, _)| t.as_secs_f64());
+            if !(c.at_s.is_finite() && c.at_s > prev && c.at_s < file.duration_s) {
+                return Err(ScenarioError::new(
+                    kc("at_s"),
+                    format!(
+                        "{} must be after the previous change (or 0) and before the end of the run (duration_s = {})",
+                        Num(c.at_s),
+                        Num(file.duration_s)
+                    ),
+                ));
+            }
+            let at = SimTime::from_secs_f64(c.at_s);
+            let idx = explicit_path(&c.route, (src, dst), (f.src, f.dst), &kc("route"), index)?;
+            // Every hop must decode where the nodes are at that instant.
+            let here: Vec<Position> = positions
+                .iter()
+                .zip(trajectories)
+                .map(|(p, t)| t.as_ref().map_or(*p, |t| t.position_at(at)))
+                .collect();
+            let then = Channel::new(here, radio);
+            for (w, ids) in idx.windows(2).zip(c.route.windows(2)) {
+                if !then.in_rx_range(w[0], w[1]) {
+                    return Err(ScenarioError::new(
+                        kc("route"),
+                        format!(
+                            "hop {} -> {} is longer than radio.tx_range_m = {} m at {} s",
+                            ids[0],
+                            ids[1],
+                            Num(r.tx_range_m),
+                            Num(c.at_s)
+                        ),
+                    ));
+                }
+            }
+            route_changes.push((at, idx));
+        }
         // With fixed nodes a destination without a path now never has one.
         if !moving && route.is_none() && component[src as usize] != component[dst as usize] {
             let (key, hint) = if prefix.starts_with("flow[") {
@@ -282,8 +352,31 @@ pub(super) fn resolve_all(
             packet_bytes: f.packet_bytes,
             start: SimTime::from_secs_f64(f.start_s),
             stop: SimTime::from_secs_f64(stop_s),
+            measure_from: SimTime::from_secs_f64(f.start_s),
             route,
+            route_changes,
         });
+    }
+    if let Some(m) = &file.metrics {
+        Span::NON_NEGATIVE
+            .check("metrics.warmup_s", m.warmup_s, Unit::Seconds)
+            .map_err(|e| ScenarioError::keyed("", &e))?;
+        let last = flows.iter().map(|f| f.start).max().unwrap_or(SimTime::ZERO);
+        let from = last + Duration::from_secs_f64(m.warmup_s);
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.measure_from = f.measure_from.max(from);
+            if f.measure_from >= f.stop {
+                return Err(ScenarioError::new(
+                    "metrics.warmup_s",
+                    format!(
+                        "{} leaves flow[{i}] no measurement window: the last flow starts at {} s and flow[{i}] stops at {} s",
+                        Num(m.warmup_s),
+                        Num(last.as_secs_f64()),
+                        Num(f.stop.as_secs_f64())
+                    ),
+                ));
+            }
+        }
     }
     Ok(flows)
 }

@@ -10,6 +10,10 @@ use crate::time::{Num, SimTime, Span, Unit};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
+/// Fastest speed of any mobility model: nothing moves faster than light, and
+/// the bound keeps every range of speeds drawable.
+pub const MAX_SPEED_MPS: f64 = 3e8;
+
 fn finite(key: &str, v: f64) -> Result<f64> {
     if v.is_finite() {
         Ok(v)
@@ -33,10 +37,14 @@ pub(super) fn waypoint(file: &ScenarioFile, positions: &[Position]) -> Result<Op
         return Ok(None);
     };
     let k = |s: &str| format!("mobility.random_waypoint.{s}");
-    if !(rw.speed_max_mps.is_finite() && rw.speed_max_mps > 0.0) {
+    if !(rw.speed_max_mps.is_finite() && rw.speed_max_mps > 0.0 && rw.speed_max_mps <= MAX_SPEED_MPS) {
         return Err(ScenarioError::new(
             k("speed_max_mps"),
-            format!("{} must be a positive speed", Num(rw.speed_max_mps)),
+            format!(
+                "{} must be a speed above 0 and at most {} m/s (the speed of light)",
+                Num(rw.speed_max_mps),
+                Num(MAX_SPEED_MPS)
+            ),
         ));
     }
     let min = match (rw.speed_min_mps, rw.speed_min_fraction) {
@@ -185,10 +193,14 @@ fn scripted(j: usize, s: &ScriptedFile, here: Position) -> Result<Trajectory> {
         (None, Some(moves)) => {
             let mut mv = Vec::with_capacity(moves.len());
             for [t, x, y, v] in moves {
-                if !(v.is_finite() && *v > 0.0) {
+                if !(v.is_finite() && *v > 0.0 && *v <= MAX_SPEED_MPS) {
                     return Err(ScenarioError::new(
                         k("moves"),
-                        format!("speed {} must be positive", Num(*v)),
+                        format!(
+                            "speed {} must be above 0 and at most {} m/s",
+                            Num(*v),
+                            Num(MAX_SPEED_MPS)
+                        ),
                     ));
                 }
                 mv.push((

@@ -84,7 +84,20 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
         Format::Toml => {
             // Syntax first, so that "not TOML" is told apart from a bad key.
             let _: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-                ScenarioError::new("", format!("not valid TOML: {}", one_line(&e.to_string())))
+                let at = e.span().map(|sp| {
+                    let before = &text[..sp.start.min(text.len())];
+                    let line = before.matches('\n').count() + 1;
+                    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                    format!(" (line {line}, column {column})")
+                });
+                ScenarioError::new(
+                    "",
+                    format!(
+                        "not valid TOML: {}{}",
+                        clip(&one_line(e.message())),
+                        at.unwrap_or_default()
+                    ),
+                )
             })?;
             let de = toml::Deserializer::new(text);
             serde_path_to_error::deserialize(de).map_err(|e| {
@@ -93,8 +106,8 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
                     .span()
                     .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
                 let msg = match line {
-                    Some(l) => format!("{} (line {l})", one_line(inner.message())),
-                    None => one_line(inner.message()),
+                    Some(l) => format!("{} (line {l})", clip(&one_line(inner.message()))),
+                    None => clip(&one_line(inner.message())),
                 };
                 path_error(e.path().to_string(), &msg)
             })
@@ -102,13 +115,21 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
             serde_path_to_error::deserialize(&mut de)
-                .map_err(|e| path_error(e.path().to_string(), &e.inner().to_string()))
+                .map_err(|e| path_error(e.path().to_string(), &clip(&e.inner().to_string())))
         }
     }
 }
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// At most 200 characters of a message that quotes the input.
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(200) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
 }
 
 fn path_error(path: String, msg: &str) -> ScenarioError {
@@ -154,6 +175,9 @@ pub struct Scenario {
     pub aodv: crate::net::aodv::AodvConfig,
     pub red: crate::net::red::RedConfig,
     pub nred: crate::net::nred::NredConfig,
+    /// Ingress throttling's settings, when the scenario has a `[throttle]`
+    /// table or uses `mac.queue = "throttle"`.
+    pub throttle: Option<crate::net::throttle::ThrottleConfig>,
     /// The node whose neighborhood queue is traced (`trace.neighborhood_node`).
     pub neighborhood_node: Option<u32>,
     /// What the run is expected to need (checked against the budget).
@@ -295,6 +319,12 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
     if queue == QueueKind::Nred && file.nred.is_none() {
         file.nred = Some(Default::default());
     }
+    if let Some(c) = &file.throttle {
+        c.validate().map_err(|e| ScenarioError::keyed("throttle", &e))?;
+    }
+    if queue == QueueKind::Throttle && file.throttle.is_none() {
+        file.throttle = Some(Default::default());
+    }
     file.tcp.validate().map_err(|e| ScenarioError::keyed("tcp", &e))?;
     file.onoff.validate().map_err(|e| ScenarioError::keyed("onoff", &e))?;
     // Checked whatever the protocol, so that a table written for AODV is
@@ -331,7 +361,7 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         }
     }
     let moving = trajectories.iter().flatten().any(|t| !t.is_static());
-    let flows = flow::resolve_all(&file, &radio, &index, &positions, moving)?;
+    let flows = flow::resolve_all(&file, &radio, &index, &positions, &trajectories, moving)?;
     let neighborhood_node = match file.trace.neighborhood_node {
         Some(id) => Some(index.get("trace.neighborhood_node", id)?),
         None => None,
@@ -358,6 +388,7 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         aodv: file.routing.aodv.clone(),
         red: file.red.clone().unwrap_or_default(),
         nred: file.nred.clone().unwrap_or_default(),
+        throttle: file.throttle.clone(),
         neighborhood_node,
         estimate,
         file,

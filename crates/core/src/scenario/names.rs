@@ -75,6 +75,7 @@ named!(crate::net::QueueKind, "a queue discipline", [
     crate::net::QueueKind::DropTail => "droptail",
     crate::net::QueueKind::Red => "red",
     crate::net::QueueKind::Nred => "nred",
+    crate::net::QueueKind::Throttle => "throttle",
 ]);
 
 #[cfg(test)]

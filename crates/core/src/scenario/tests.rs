@@ -295,10 +295,16 @@ fn periods_that_round_to_zero_are_refused() {
 
 #[test]
 fn check_refuses_runs_larger_than_the_memory_budget_without_building_them() {
-    // Random waypoint at 1e9 m/s in a 1 m field: a leg per nanosecond.
+    // Random waypoint at 1e9 m/s in a 1 m field: a leg per nanosecond. Faster
+    // than light is refused as such; at light speed the legs are too many.
     let rw = "duration_s = 10.0\n[topology]\nkind = \"random\"\nnodes = 2\nwidth_m = 1.0\nheight_m = 1.0\n\
               [mobility.random_waypoint]\nspeed_max_mps = 1e9\n";
-    refused_fast(rw, "mobility", &["trajectory points", "memory limit of 2.0 GiB"]);
+    refused_fast(rw, "mobility.random_waypoint.speed_max_mps", &["1e9", "3e8 m/s"]);
+    refused_fast(
+        &rw.replace("1e9", "3e8"),
+        "mobility",
+        &["trajectory points", "memory limit of 2.0 GiB"],
+    );
     // 20,000 nodes in 1 m²: 4e8 pairs within carrier-sense range.
     let heap = "duration_s = 1.0\n[topology]\nkind = \"random\"\nnodes = 20000\nwidth_m = 1.0\nheight_m = 1.0\n";
     refused_fast(heap, "topology", &["pairs of nodes", "--max-memory"]);
@@ -445,6 +451,36 @@ fn per_rate_ranges_and_interference_range() {
         "radio.interference_range_m",
         &["500", "cs_range_m = 550"],
     );
+}
+
+#[test]
+fn deeply_nested_toml_is_refused_fast_with_a_short_message() {
+    // A 100,000-level table header took 38 s in the Python parser.
+    for text in [
+        format!("[{}]\n", vec!["a"; 100_000].join(".")),
+        format!("a = {}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
+        format!("a = {}1{}\n", "{b = ".repeat(10_000), "}".repeat(10_000)),
+    ] {
+        let started = std::time::Instant::now();
+        let e = err(&text);
+        assert!(started.elapsed().as_secs_f64() < 2.0);
+        assert!(e.message.starts_with("not valid TOML"), "{e}");
+        assert!(e.message.len() < 400, "{} characters", e.message.len());
+    }
+}
+
+#[test]
+fn waypoint_speeds_beyond_light_are_refused_not_a_panic() {
+    // Found by the fuzz campaign: a range of speeds from 1e-300 to f64::MAX
+    // panicked in the uniform draw ("range overflow").
+    let text = "duration_s = 2.0\n[topology]\nkind = \"random\"\nnodes = 8\nwidth_m = 600.0\nheight_m = 600.0\n\
+                [mobility.random_waypoint]\nspeed_max_mps = 1.7976931348623157e308\nspeed_min_mps = 1e-300\n";
+    assert_err(
+        text,
+        "mobility.random_waypoint.speed_max_mps",
+        &["1.7976931348623157e308", "3e8 m/s"],
+    );
+    assert!(load(&text.replace("1.7976931348623157e308", "1e3"), Format::Toml, None, None).is_ok());
 }
 
 #[test]

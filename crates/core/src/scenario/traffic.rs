@@ -117,6 +117,7 @@ fn template(rp: &RandomPairsFile, start_s: f64) -> FlowFile {
         stop_s: rp.stop_s,
         rate_kbps: rp.rate_kbps,
         route: None,
+        route_changes: Vec::new(),
     }
 }
 

@@ -12,7 +12,8 @@
 //! | `on_tx_failed` | the MAC gave up on a packet | claim its own packets |
 //! | `on_timer` | a timer the scheme armed fires | send packets, re-arm |
 //! | `on_bin` | a 1 s trace bin ends | sample |
-//! | `summary` | the run ends | add its section to the summary |
+//! | `SetShaper` (action) | a scheme sets a source's spacing | shape a flow in the interface queue |
+//! | `summary` | the run ends (with the flows' throughputs) | add its section to the summary |
 //!
 //! A scheme returns `SchemeAction`s; the simulator carries them out. Queue
 //! disciplines (`net::queue`), MAC extensions (`mac`), congestion control
@@ -23,6 +24,7 @@ use crate::mac::frame::Frame;
 use crate::metrics::summary::{SchemeSections, Traces};
 use crate::net::nred::scheme::NredScheme;
 use crate::net::packet::Packet;
+use crate::net::throttle::scheme::ThrottleScheme;
 use crate::phy::channel::Channel;
 use crate::scenario::{FlowSpec, Scenario};
 use crate::stack::NodeStack;
@@ -41,6 +43,13 @@ pub struct View<'a> {
 pub enum SchemeAction {
     /// A new control packet from `node` to `next_hop`, into its interface queue.
     Send { node: u32, packet: Packet, next_hop: u32 },
+    /// Set the release spacing Δ of `flow`'s packets originated at `node`
+    /// in its interface queue (ingress throttling, net/throttle/).
+    SetShaper {
+        node: u32,
+        flow: u32,
+        delta: crate::time::Duration,
+    },
     /// Wake scheme number `scheme` at `at` with `kind` (its own timer
     /// numbering). Schemes leave `scheme` at 0; the registry fills it in.
     SetTimer {
@@ -55,6 +64,8 @@ pub enum SchemeAction {
 pub enum Scheme {
     /// Neighborhood RED (Xu et al.; `net::nred`).
     Nred(Box<NredScheme>),
+    /// Ingress throttling with max-min shares (Osipov and Tschudin; `net::throttle`).
+    Throttle(Box<ThrottleScheme>),
 }
 
 /// The schemes of a run, in registration order (usually none or one).
@@ -68,6 +79,7 @@ macro_rules! each {
         for scheme in $self.list.iter_mut() {
             match scheme {
                 Scheme::Nred($s) => $body,
+                Scheme::Throttle($s) => $body,
             }
         }
     };
@@ -79,6 +91,9 @@ impl Schemes {
         let mut list = Vec::new();
         if let Some(s) = NredScheme::for_scenario(sc) {
             list.push(Scheme::Nred(Box::new(s)));
+        }
+        if let Some(s) = ThrottleScheme::for_scenario(sc) {
+            list.push(Scheme::Throttle(Box::new(s)));
         }
         Schemes { list }
     }
@@ -93,6 +108,7 @@ impl Schemes {
             let from = out.len();
             match scheme {
                 Scheme::Nred(s) => s.start(out),
+                Scheme::Throttle(s) => s.start(out),
             }
             tag(&mut out[from..], i);
         }
@@ -148,6 +164,7 @@ impl Schemes {
         let from = out.len();
         match &mut self.list[scheme as usize] {
             Scheme::Nred(s) => s.on_timer(now, node, kind, view, out),
+            Scheme::Throttle(s) => s.on_timer(now, node, kind, view, out),
         }
         tag(&mut out[from..], scheme as usize);
     }
@@ -156,11 +173,13 @@ impl Schemes {
         each!(self, s => s.on_bin(now, view));
     }
 
-    /// Adds each scheme's summary section.
-    pub fn summary(&self, view: &View, out: &mut SchemeSections) {
+    /// Adds each scheme's summary section; `throughput_kbps` are the
+    /// flows' measured throughputs.
+    pub fn summary(&self, view: &View, throughput_kbps: &[f64], out: &mut SchemeSections) {
         for scheme in &self.list {
             match scheme {
                 Scheme::Nred(s) => s.summary(view, out),
+                Scheme::Throttle(s) => s.summary(throughput_kbps, out),
             }
         }
     }
@@ -168,8 +187,8 @@ impl Schemes {
     /// Adds each scheme's traces.
     pub fn traces(&self, out: &mut Traces) {
         for scheme in &self.list {
-            match scheme {
-                Scheme::Nred(s) => s.traces(out),
+            if let Scheme::Nred(s) = scheme {
+                s.traces(out);
             }
         }
     }

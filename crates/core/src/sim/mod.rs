@@ -14,7 +14,9 @@ use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
 use crate::mac::opet::{Resume, SourceBuffer};
 use crate::metrics::jain_index;
-use crate::metrics::summary::{FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpTrace, Traces};
+use crate::metrics::summary::{
+    FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpFlowSummary, TcpTrace, Traces,
+};
 use crate::net::packet::{
     Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES,
 };
@@ -162,6 +164,11 @@ impl Simulator {
                         sc.queue_capacity,
                         Red::new(sc.red.clone(), stream(sc.seed, i as u64, Purpose::Queue)),
                     ),
+                    QueueKind::Throttle => {
+                        let t = sc.throttle.as_ref().expect("a throttle queue has its [throttle] table");
+                        let local = t.local_capacity_pkts.map_or(sc.queue_capacity, |c| c as usize);
+                        InterfaceQueue::with_ingress(sc.queue_capacity, local, t.spacing())
+                    }
                     k => InterfaceQueue::new(k, sc.queue_capacity),
                 },
                 queue_timer: Armed::default(),
@@ -720,6 +727,7 @@ impl Simulator {
                     bytes: msdu.bytes,
                     control: p.is_control(),
                     flow: p.flow,
+                    local: p.src == node,
                     label: msdu.label,
                 };
                 self.nodes[node as usize].queue.push_front(now, q);
@@ -748,6 +756,7 @@ impl Simulator {
                     bytes: msdu.bytes,
                     control: p.is_control(),
                     flow: p.flow,
+                    local: p.src == node,
                     label: msdu.label,
                 };
                 self.nodes[node as usize].queue.push_front(now, q);
@@ -919,8 +928,14 @@ impl Simulator {
                 self.nodes[node as usize].mac.handle_msdu(now, msdu, q.next_hop, out);
             }
         }
+        // Only a MAC without a frame needs waking when a held packet is released.
         let n = &mut self.nodes[node as usize];
-        if let Some((t, gen)) = n.queue_timer.rearm(n.queue.poll_timeout()) {
+        let want = if n.mac.wants_msdu() {
+            n.queue.poll_timeout(now)
+        } else {
+            None
+        };
+        if let Some((t, gen)) = n.queue_timer.rearm(want) {
             self.q.schedule(t.max(now), Event::QueueTimer { node, gen });
         }
     }
@@ -996,6 +1011,7 @@ impl Simulator {
             bytes: p.bytes,
             control: p.is_control(),
             flow: p.flow,
+            local: p.src == node,
             label: self.opet.as_ref().and_then(|a| a.label(p)),
         };
         let unbounded = q.label.is_some() && p.src == node && self.sc.dcf.opet.source_buffer == SourceBuffer::Unbounded;
@@ -1048,7 +1064,7 @@ impl Simulator {
         if !self.routing.is_static() {
             fs.hops = Some(p.hops as u32);
         }
-        if now >= spec.start && now <= spec.stop {
+        if now >= spec.measure_from && now <= spec.stop {
             fs.window_bytes += delivered;
         }
         let bin = (now.as_nanos() / BIN.as_nanos()) as usize;
@@ -1314,6 +1330,10 @@ impl Simulator {
                     let id = self.packets.create(packet);
                     self.with_out(node, |s, out| s.enqueue(now, node, id, next_hop, out));
                 }
+                SchemeAction::SetShaper { node, flow, delta } => {
+                    self.nodes[node as usize].queue.set_shaper(flow, delta);
+                    self.with_out(node, |s, out| s.feed_mac(now, node, out));
+                }
             }
         }
         self.scheme_scratch = acts;
@@ -1408,7 +1428,7 @@ impl Simulator {
             .zip(&self.flows)
             .enumerate()
             .map(|(i, (spec, fs))| {
-                let window = (spec.stop - spec.start).as_secs_f64();
+                let window = (spec.stop - spec.measure_from).as_secs_f64();
                 FlowSummary {
                     id: i as u32,
                     src: self.sc.node_ids[spec.src as usize],
@@ -1421,10 +1441,26 @@ impl Simulator {
                     packets_sent: fs.sent,
                     packets_delivered: fs.delivered,
                     mean_delay_s: (fs.delivered > 0).then(|| fs.delay_sum.as_secs_f64() / fs.delivered as f64),
+                    tcp: fs.tcp.as_ref().map(|t| {
+                        let st = t.sender.stats();
+                        TcpFlowSummary {
+                            data_segments: st.data_segments,
+                            retransmitted_segments: st.retransmitted_segments,
+                            fast_retransmits: st.fast_retransmits,
+                            timeouts: st.timeouts,
+                        }
+                    }),
                 }
             })
             .collect();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_kbps).collect();
+        let sent: u64 = flows.iter().map(|f| f.packets_sent).sum();
+        let delivered: u64 = flows.iter().map(|f| f.packets_delivered).sum();
+        let loss_pct = if sent == 0 {
+            0.0
+        } else {
+            100.0 * sent.saturating_sub(delivered) as f64 / sent as f64
+        };
         let mut mac = MacSummary::default();
         let kinds: &[FrameKind] = if self.opet.is_some() {
             &FrameKind::ALL
@@ -1477,7 +1513,7 @@ impl Simulator {
             flows: &self.sc.flows,
             end: self.sc.duration,
         };
-        self.schemes.summary(&view, &mut schemes);
+        self.schemes.summary(&view, &tputs, &mut schemes);
         Summary {
             name: self.sc.name.clone(),
             seed: self.sc.seed,
@@ -1486,6 +1522,7 @@ impl Simulator {
             events: self.q.events_popped(),
             aggregate_kbps: tputs.iter().sum(),
             jain_index: jain_index(&tputs),
+            loss_pct,
             unfairness_index: crate::metrics::equal_share_unfairness(&tputs),
             flows,
             mac,

@@ -45,7 +45,7 @@
 //! otherwise.
 
 use super::{Arrival, Loss, RxEnd, SignalEnd, TxId, POWER_TOLERANCE};
-use crate::phy::error_rate::{ln_chunk_success, CHANNEL_WIDTH_HZ};
+use crate::phy::error_rate::{certain_sinr, ln_chunk_success, CHANNEL_WIDTH_HZ};
 use crate::phy::propagation::Thresholds;
 use crate::phy::Rate;
 use crate::time::{Duration, SimTime};
@@ -171,6 +171,8 @@ pub struct SinrRx {
     cs_w: f64,
     preamble_sinr: f64,
     capture: Option<(f64, Duration)>,
+    /// Per rate, the SINR above which chunks cannot fail (`certain_sinr`).
+    certain: [f64; 4],
     rng: Pcg64Mcg,
     signals: Vec<Signal>,
     /// Summed power of `signals` (recomputed exactly whenever one ends).
@@ -197,6 +199,7 @@ impl SinrRx {
             capture: cfg
                 .frame_capture
                 .then(|| (db_to_ratio(cfg.capture_margin_db), cfg.capture_window)),
+            certain: *certain_sinr(),
             rng,
             signals: Vec::with_capacity(8),
             total_w: 0.0,
@@ -252,11 +255,15 @@ impl SinrRx {
         };
         let header_s = overlap(cur.header_start, cur.payload_start);
         let payload_s = overlap(cur.payload_start, cur.end);
+        let (header_certain, payload_certain) = (
+            sinr >= self.certain[Rate::MBPS_1.index()],
+            sinr >= self.certain[cur.rate.index()],
+        );
         let cur = self.rx.as_mut().expect("checked");
-        if header_s > 0.0 {
+        if header_s > 0.0 && !header_certain {
             cur.ln_header += ln_chunk_success(Rate::MBPS_1, sinr, header_s * 1e6);
         }
-        if payload_s > 0.0 {
+        if payload_s > 0.0 && !payload_certain {
             cur.ln_payload += ln_chunk_success(cur.rate, sinr, payload_s * cur.rate.mbps() * 1e6);
         }
         cur.last = t;
@@ -271,9 +278,10 @@ impl SinrRx {
                 self.accumulate(at);
                 let cur = self.rx.as_mut().expect("receiving");
                 cur.header_judged = true;
-                let per = 1.0 - cur.ln_header.exp();
+                let per = -cur.ln_header.exp_m1();
                 let tx = cur.tx;
-                if self.rng.gen::<f64>() < per {
+                // Drawn only when the header can fail.
+                if per > 0.0 && self.rng.gen::<f64>() < per {
                     // PLCP header lost: reception abandoned (ns-3 aborts
                     // without RX-end error), the radio may detect anew.
                     self.rx = None;
@@ -360,8 +368,8 @@ impl SinrRx {
         let mut out = SignalEnd::default();
         if self.rx.is_some_and(|c| c.tx == tx) {
             let cur = self.rx.take().expect("checked");
-            let per = 1.0 - cur.ln_payload.exp();
-            let ok = cur.rate_ok && self.rng.gen::<f64>() >= per;
+            let per = -cur.ln_payload.exp_m1();
+            let ok = cur.rate_ok && (per == 0.0 || self.rng.gen::<f64>() >= per);
             self.set_fate(
                 tx,
                 if ok {

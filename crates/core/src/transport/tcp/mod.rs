@@ -14,7 +14,7 @@ mod receiver;
 mod rtt;
 mod sender;
 
-pub use cc::mtcp::{MtcpConfig, RttSource};
+pub use cc::mtcp::{CwSource, MtcpConfig, RttSource};
 pub use cc::tcp_ap::{TcpApConfig, Variation};
 pub use cc::westwood::WestwoodConfig;
 pub use cc::{AckInfo, Base, CongestionControl, Controller, Mtcp, NewReno, Reno, TcpAp, Westwood, Window};
@@ -916,6 +916,7 @@ mod tests {
             drop_pct in 0u32..30,
             jitter_ms in 0u64..80,
             variant in prop::sample::select(TcpVariant::ALL.to_vec()),
+            uncapped_mtcp in any::<bool>(),
             delayed_ack in any::<bool>(),
             max_window_pkts in 1u32..40,
             initial_cwnd_pkts in 1u32..5,
@@ -928,6 +929,11 @@ mod tests {
                 dupack_threshold,
                 min_rto_s: 0.2,
                 max_rto_s: 5.0,
+                mtcp: MtcpConfig {
+                    x: 5.0,
+                    cw_source: if uncapped_mtcp { CwSource::Ns2Unbounded } else { CwSource::Effective },
+                    ..MtcpConfig::default()
+                },
                 ..TcpConfig::default()
             };
             let mut rng = Pcg64Mcg::new(seed as u128 | 1);

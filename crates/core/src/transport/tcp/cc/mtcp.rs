@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Base, Controller, Window};
+use super::{aimd_increase, reno_fast_retransmit, reno_rto, AckInfo, Base, Controller, Window};
 use crate::time::Duration;
 
 /// Which RTT enters T_interval: the paper says "recently measured".
@@ -28,6 +28,20 @@ pub enum RttSource {
     Srtt,
 }
 
+/// Which CW enters T_interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub enum CwSource {
+    /// The sender's congestion window, which stops growing at the advertised
+    /// window (`max_window_pkts`).
+    #[serde(rename = "effective")]
+    Effective,
+    /// A window kept by the same rules without that cap, as ns-2's `cwnd_`
+    /// (its `maxcwnd_` is 0 by default): it keeps growing while no loss
+    /// comes, so the interval keeps lengthening.
+    #[serde(rename = "ns2-unbounded")]
+    Ns2Unbounded,
+}
+
 /// The `[tcp.mtcp]` table.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -35,6 +49,7 @@ pub struct MtcpConfig {
     /// The scale x of T_interval = RTT × CW / x (§3.2).
     pub x: f64,
     pub rtt_source: RttSource,
+    pub cw_source: CwSource,
     /// Loss recovery under the pacing; the paper's standard TCP is Reno.
     pub base: Base,
 }
@@ -45,6 +60,7 @@ impl Default for MtcpConfig {
             // The paper's best value in the cross scenarios (§4.2.1).
             x: 35.0,
             rtt_source: RttSource::Sample,
+            cw_source: CwSource::Effective,
             base: Base::Reno,
         }
     }
@@ -59,11 +75,16 @@ impl MtcpConfig {
     }
 }
 
-/// M-TCP's sender state: the RTT it paces with.
+/// M-TCP's sender state: the RTT it paces with, and the uncapped window
+/// when CW is ns-2's.
 #[derive(Clone, Debug)]
 pub struct Mtcp {
     x: f64,
     rtt_source: RttSource,
+    cw_source: CwSource,
+    /// `Ns2Unbounded`: the window that follows the sender's rules without
+    /// the cap; set from the sender's window at the first event.
+    shadow: Option<Window>,
     base: Base,
     /// The RTT of T_interval; `None` until the first measurement, when
     /// segments leave as the window releases them.
@@ -75,8 +96,30 @@ impl Mtcp {
         Mtcp {
             x: cfg.x,
             rtt_source: cfg.rtt_source,
+            cw_source: cfg.cw_source,
+            shadow: None,
             base: cfg.base,
             rtt: None,
+        }
+    }
+
+    /// The uncapped window, started from the sender's (only for
+    /// `Ns2Unbounded`).
+    fn shadow(&mut self, w: &Window) -> Option<&mut Window> {
+        if self.cw_source != CwSource::Ns2Unbounded {
+            return None;
+        }
+        Some(self.shadow.get_or_insert_with(|| Window {
+            max_cwnd: f64::INFINITY,
+            ..w.clone()
+        }))
+    }
+
+    /// The CW of T_interval.
+    pub fn cw(&self, w: &Window) -> f64 {
+        match (&self.shadow, self.cw_source) {
+            (Some(s), CwSource::Ns2Unbounded) => s.cwnd,
+            _ => w.cwnd,
         }
     }
 
@@ -91,7 +134,52 @@ impl Controller for Mtcp {
         self.base
     }
 
-    fn on_ack_processed(&mut self, _w: &Window, ack: &super::AckInfo) {
+    fn on_ack(&mut self, w: &mut Window, _ack: &AckInfo) {
+        aimd_increase(w);
+        if let Some(s) = self.shadow(w) {
+            aimd_increase(s);
+        }
+    }
+
+    fn on_fast_retransmit(&mut self, w: &mut Window, flight_pkts: u64, dupacks: u32) {
+        reno_fast_retransmit(w, flight_pkts, dupacks);
+        if let Some(s) = self.shadow(w) {
+            s.ssthresh = w.ssthresh;
+            s.cwnd = w.cwnd;
+        }
+    }
+
+    fn on_recovery_dupack(&mut self, w: &mut Window) {
+        w.cwnd += 1.0;
+        if let Some(s) = self.shadow(w) {
+            s.cwnd += 1.0;
+        }
+    }
+
+    fn on_partial_ack(&mut self, w: &mut Window, acked_bytes: u64, mss: u32) {
+        super::Reno.on_partial_ack(w, acked_bytes, mss);
+        if let Some(s) = self.shadow(w) {
+            s.cwnd = w.cwnd;
+        }
+    }
+
+    fn on_recovery_exit(&mut self, w: &mut Window) {
+        w.cwnd = w.ssthresh.min(w.max_cwnd).max(1.0);
+        if let Some(s) = self.shadow(w) {
+            s.cwnd = s.ssthresh.max(1.0);
+        }
+    }
+
+    fn on_rto(&mut self, w: &mut Window, flight_pkts: u64, first_expiry: bool) -> bool {
+        reno_rto(w, flight_pkts, first_expiry);
+        if let Some(s) = self.shadow(w) {
+            s.ssthresh = w.ssthresh;
+            s.cwnd = w.cwnd;
+        }
+        true
+    }
+
+    fn on_ack_processed(&mut self, _w: &Window, ack: &AckInfo) {
         let rtt = match self.rtt_source {
             RttSource::Sample => ack.rtt_sample,
             RttSource::Srtt => ack.srtt,
@@ -104,7 +192,10 @@ impl Controller for Mtcp {
     /// Read when a slot is due, so the interval follows every change of the
     /// window (after an RTO, CW = 1 gives RTT / x).
     fn pacing_interval(&self, w: &Window) -> Option<Duration> {
-        Some(self.rtt.map_or(Duration::ZERO, |r| Mtcp::interval(r, w.cwnd, self.x)))
+        Some(
+            self.rtt
+                .map_or(Duration::ZERO, |r| Mtcp::interval(r, self.cw(w), self.x)),
+        )
     }
 }
 
@@ -155,6 +246,40 @@ mod tests {
         a.now = SimTime(1);
         s.on_ack_processed(&win(5.0, 8.0), &a);
         assert_eq!(s.pacing_interval(&win(5.0, 8.0)), Some(Duration::from_millis(40)));
+    }
+
+    #[test]
+    fn ns2_unbounded_cw_keeps_growing_past_the_cap() {
+        let cfg = MtcpConfig {
+            x: 10.0,
+            cw_source: CwSource::Ns2Unbounded,
+            ..MtcpConfig::default()
+        };
+        let mut m = Mtcp::new(&cfg);
+        let mut w = Window {
+            cwnd: 18.0,
+            ssthresh: 10.0,
+            max_cwnd: 20.0,
+        };
+        let mut a = ack();
+        a.rtt_sample = Some(Duration::from_millis(10));
+        for _ in 0..200 {
+            m.on_ack(&mut w, &a);
+            m.on_ack_processed(&w, &a);
+        }
+        // The sender's window stops at 20; the shadow grows by 1/cw per ACK:
+        // 18² + 2·200 = 724, so about 26.9 packets.
+        assert_eq!(w.cwnd, 20.0);
+        assert!((m.cw(&w) - 724f64.sqrt()).abs() < 0.05, "cw {}", m.cw(&w));
+        let gap = m.pacing_interval(&w).unwrap();
+        assert_eq!(gap, Mtcp::interval(Duration::from_millis(10), m.cw(&w), 10.0));
+        // A loss brings both back to the same ssthresh-based window.
+        m.on_fast_retransmit(&mut w, 20, 3);
+        assert_eq!(m.cw(&w), w.cwnd);
+        m.on_recovery_exit(&mut w);
+        assert_eq!((m.cw(&w), w.cwnd), (10.0, 10.0));
+        assert!(m.on_rto(&mut w, 10, true));
+        assert_eq!(m.cw(&w), 1.0);
     }
 
     #[test]

@@ -1,0 +1,200 @@
+//! Ingress throttling at the scheme seam (`scheme`): the shares are computed
+//! centrally from the true positions and routes, as the paper's simulations
+//! did ("information about the bottleneck C-load shares ... is available at
+//! sources", §5.1), and each source's spacing is set through the interface
+//! queue. With `recompute = "once"` that happens before the start, with all
+//! flows (§5.1: "we configure the delay parameter of the scheduler prior to
+//! the start"); with `"on_change"` again at every flow start and stop, every
+//! route change and, while nodes move, every second if the L-regions changed
+//! ("at a time when the handover should occur we instruct the simulator to
+//! configure delay parameter of the scheduler according to the current
+//! network conditions").
+
+use super::{allocate, FlowShare, ThrottleConfig};
+use crate::mac::frame::Frame;
+use crate::metrics::summary::SchemeSections;
+use crate::net::packet::Packet;
+use crate::net::QueueKind;
+use crate::scenario::Scenario;
+use crate::scheme::{SchemeAction, View};
+use crate::stack::NodeStack;
+use crate::time::{Duration, SimTime};
+use serde::Serialize;
+
+/// Timer kinds.
+const CHANGE: u8 = 0;
+const MOVED: u8 = 1;
+
+/// How often shares are checked while nodes move.
+const MOVE_CHECK: Duration = Duration::from_millis(1000);
+
+pub struct ThrottleScheme {
+    sc: Box<Scenario>,
+    cfg: ThrottleConfig,
+    /// Whether sources shape (`mac.queue = "throttle"` and `enforce`).
+    shaping: bool,
+    /// Instants at which the active flows or routes change (on_change).
+    changes: Vec<SimTime>,
+    /// Every allocation applied, in time order.
+    updates: Vec<(SimTime, Vec<FlowShare>)>,
+    moving: bool,
+}
+
+impl ThrottleScheme {
+    pub fn for_scenario(sc: &Scenario) -> Option<Self> {
+        let cfg = sc.throttle.clone()?;
+        let shaping = sc.queue == QueueKind::Throttle && cfg.enforce;
+        let mut changes: Vec<SimTime> = Vec::new();
+        if cfg.on_change() {
+            for f in &sc.flows {
+                changes.push(f.start);
+                changes.push(f.stop);
+                changes.extend(f.route_changes.iter().map(|c| c.0));
+            }
+            changes.retain(|&t| t > SimTime::ZERO && t < sc.duration);
+            changes.sort_unstable();
+            changes.dedup();
+        }
+        let moving = cfg.on_change() && sc.trajectories.iter().flatten().any(|t| !t.is_static());
+        Some(ThrottleScheme {
+            sc: Box::new(sc.clone()),
+            cfg,
+            shaping,
+            changes,
+            updates: Vec::new(),
+            moving,
+        })
+    }
+
+    fn active_at(&self, t: SimTime) -> Vec<bool> {
+        self.sc.flows.iter().map(|f| f.start <= t && t < f.stop).collect()
+    }
+
+    /// The first allocation, before any packet is sent. Under "on_change"
+    /// every flow's spacing is that of the allocation at its own start, so
+    /// that its first packet is already shaped.
+    pub fn start(&mut self, out: &mut Vec<SchemeAction>) {
+        if !self.cfg.on_change() {
+            let all = vec![true; self.sc.flows.len()];
+            let shares = allocate(&self.sc, &self.cfg, SimTime::ZERO, &all);
+            self.apply(SimTime::ZERO, shares, out, |_| true);
+            return;
+        }
+        let at_zero = allocate(&self.sc, &self.cfg, SimTime::ZERO, &self.active_at(SimTime::ZERO));
+        for (f, spec) in self.sc.flows.iter().enumerate() {
+            if spec.start > SimTime::ZERO {
+                let later = allocate(&self.sc, &self.cfg, spec.start, &self.active_at(spec.start));
+                self.shape(f, &later[f], out);
+            }
+        }
+        self.apply(SimTime::ZERO, at_zero, out, |s| s.active);
+        for &t in &self.changes {
+            out.push(timer(CHANGE, t));
+        }
+        if self.moving {
+            out.push(timer(MOVED, SimTime::ZERO + MOVE_CHECK));
+        }
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, _node: u32, kind: u8, _view: &View, out: &mut Vec<SchemeAction>) {
+        let shares = allocate(&self.sc, &self.cfg, now, &self.active_at(now));
+        if kind == MOVED {
+            if now + MOVE_CHECK < self.sc.duration {
+                out.push(timer(MOVED, now + MOVE_CHECK));
+            }
+            if self.updates.last().is_some_and(|(_, last)| same_shares(last, &shares)) {
+                return;
+            }
+        }
+        self.apply(now, shares, out, |s| s.active);
+    }
+
+    /// Sets the spacing of every flow `which` selects, and records the allocation.
+    fn apply(
+        &mut self,
+        now: SimTime,
+        shares: Vec<FlowShare>,
+        out: &mut Vec<SchemeAction>,
+        which: fn(&FlowShare) -> bool,
+    ) {
+        for (f, s) in shares.iter().enumerate() {
+            if which(s) {
+                self.shape(f, s, out);
+            }
+        }
+        self.updates.push((now, shares));
+    }
+
+    fn shape(&self, flow: usize, s: &FlowShare, out: &mut Vec<SchemeAction>) {
+        if !self.shaping {
+            return;
+        }
+        if let Some(delta) = s.delta {
+            out.push(SchemeAction::SetShaper {
+                node: self.sc.flows[flow].src,
+                flow: flow as u32,
+                delta,
+            });
+        }
+    }
+
+    pub fn summary(&self, throughput_kbps: &[f64], out: &mut SchemeSections) {
+        let all = vec![true; self.sc.flows.len()];
+        let shares = allocate(&self.sc, &self.cfg, SimTime::ZERO, &all);
+        let mut s = super::report(&self.sc, &self.cfg, &shares);
+        s.shaping = self.shaping;
+        s.set_unfairness(throughput_kbps);
+        s.updates = self
+            .updates
+            .iter()
+            .map(|(t, shares)| UpdateSummary {
+                at_s: t.as_secs_f64(),
+                phi: shares.iter().map(|s| s.phi.map(|p| p.to_f64())).collect(),
+                hops: shares.iter().map(|s| s.active.then_some(s.hops)).collect(),
+                rate_kbps: shares.iter().map(|s| s.rate_kbps).collect(),
+                delta_s: shares.iter().map(|s| s.delta.map(|d| d.as_secs_f64())).collect(),
+            })
+            .collect();
+        out.push("throttle", &s);
+    }
+
+    // The other seams: nothing to do.
+    pub fn on_medium_edge(&mut self, _: SimTime, _: u32, _: bool, _: &NodeStack) {}
+    pub fn on_decoded(&mut self, _: SimTime, _: u32, _: &Frame) {}
+    pub fn on_overheard(&mut self, _: SimTime, _: u32, _: &Frame, _: Option<&Packet>) {}
+    pub fn on_control(&mut self, _: SimTime, _: u32, _: u32, _: &Packet) {}
+    pub fn admit_outgoing(&mut self, _: SimTime, _: u32, _: &Packet) -> bool {
+        false
+    }
+    pub fn admit_incoming(&mut self, _: SimTime, _: u32, _: &Packet) -> bool {
+        false
+    }
+    pub fn on_tx_failed(&mut self, _: SimTime, _: u32, _: &Packet) -> bool {
+        false
+    }
+    pub fn on_bin(&mut self, _: SimTime, _: &View) {}
+}
+
+fn same_shares(a: &[FlowShare], b: &[FlowShare]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.phi == y.phi && x.hops == y.hops)
+}
+
+fn timer(kind: u8, at: SimTime) -> SchemeAction {
+    SchemeAction::SetTimer {
+        node: 0,
+        scheme: 0,
+        kind,
+        at,
+    }
+}
+
+/// One (re)computation: per flow, its share, hops, rate limit and spacing
+/// (null for a flow not active then).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UpdateSummary {
+    pub at_s: f64,
+    pub phi: Vec<Option<f64>>,
+    pub hops: Vec<Option<u32>>,
+    pub rate_kbps: Vec<Option<f64>>,
+    pub delta_s: Vec<Option<f64>>,
+}

@@ -1,0 +1,380 @@
+"""Ingress throttling's inputs that come from runs of their own (docs/throttle.md).
+
+Osipov and Tschudin (2007) set each source's rate limit r = Thr_max(h) · φ (eq. 2),
+with Thr_max(h, MSS, rate) the throughput of one TCP flow alone on an h-hop path,
+"experimentally measured" in isolation (§4.3), and they judge fairness by u (eq. 4)
+against φ · Thr_alone, each flow's throughput "when running alone in the network"
+(§5.1.1). Both are measured here by the simulator itself:
+
+- Thr_max(h): one flow of the scenario's segment size and transport on a straight
+  chain of h hops (`throttle.thr_max_spacing_m`, default the flows' mean hop length)
+  with the scenario's radio, MAC and TCP settings, over `throttle.thr_max_seeds`
+  seeds, measured from `throttle.thr_max_warmup_s` after its start to the end of the
+  run; the mean over seeds is the table entry.
+- Thr_alone: each flow alone on its own route and positions (the scenario with the
+  other flows removed), same seeds and window (`throttle.u_reference = "isolated"`).
+
+The calibration runs are ordinary runs: they go through the results store, so a
+sweep measures each entry once, and they are listed with their settings.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import statistics
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from manetfair.errors import InputError
+from manetfair.runner import RunOutcome, RunSpec, Simulate, execute, simulate_with_core
+from manetfair.scenario import Scenario, ScenarioLike, load
+from manetfair.store import ResultsStore
+
+# Keys of the scenario that a calibration run keeps: what the path's capacity depends on.
+_KEPT = ("radio", "mac", "tcp", "duration_s")
+
+
+@dataclass
+class Reference:
+    """One measured reference throughput: its value, how it was measured, its runs."""
+
+    kbps: float
+    what: str  # "thr_max" or "thr_alone"
+    key: int  # hops (thr_max) or flow index (thr_alone)
+    settings: dict[str, Any]
+    per_seed_kbps: list[float] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "what": self.what,
+            "key": self.key,
+            "kbps": self.kbps,
+            "per_seed_kbps": self.per_seed_kbps,
+            "settings": self.settings,
+            "run_ids": self.run_ids,
+        }
+
+
+def shares(
+    scenario: ScenarioLike,
+    *,
+    measure: bool = False,
+    store: ResultsStore | None = None,
+    jobs: int = 1,
+) -> dict[str, Any]:
+    """The max-min C-load shares of a scenario's flows (Osipov and Tschudin, §3.3).
+
+    Every flow active on its initial route: per flow its path, the L-regions it loads
+    (by centre node id), its bottleneck regions, φ (as a number and exactly, "1/3"),
+    the iteration that assigned it, and, where Thr_max(h) is known, the rate limit
+    r = Thr_max · φ (kbit/s of TCP payload) and the spacing Δ = MSS / r (s). With
+    `measure`, missing Thr_max entries are measured first (in `store`, or in a
+    temporary one).
+    """
+    sc = load(scenario)
+    if measure:
+        sc = with_references(sc, store=store, jobs=jobs, alone=False)
+    else:
+        sc = without_shaping(sc)
+    return report(sc)
+
+
+def report(sc: Scenario) -> dict[str, Any]:
+    """The core's shares report of `sc` (as `shares`, without measuring)."""
+    from manetfair import _core
+
+    text, fmt, kwargs = sc.core_input()
+    where = {"base_dir": kwargs["base_dir"]} if "base_dir" in kwargs else {}
+    return dict(json.loads(_core.shares(text, fmt, sc.origin, **where)))
+
+
+def throttle_table(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The scenario's `[throttle]` table ({} when the throttle queue implies it), or None."""
+    table = data.get("throttle")
+    if table is None and data.get("mac", {}).get("queue") == "throttle":
+        return {}
+    return table if isinstance(table, dict) else None
+
+
+def without_shaping(sc: Scenario) -> Scenario:
+    """The scenario as the core sees it before Thr_max is known (shaping off), so
+    that its shares can be computed without the table shaping needs."""
+    out = sc.copy()
+    table = throttle_table(out.data)
+    if table is not None:
+        table = dict(table)
+        table["enforce"] = False
+        out.data["throttle"] = table
+    return out
+
+
+def calibration_scenario(
+    sc: Scenario, hops: int, spacing_m: float, mss: int, transport: str, warmup_s: float
+) -> Scenario:
+    """One flow of `mss`-byte segments over a straight chain of `hops` hops `spacing_m`
+    apart, with `sc`'s radio, MAC (plain DropTail) and TCP settings and duration,
+    measured from `warmup_s` on."""
+    data: dict[str, Any] = {k: copy.deepcopy(sc.data[k]) for k in _KEPT if k in sc.data}
+    mac = dict(data.get("mac", {}))
+    mac["queue"] = "droptail"
+    data["mac"] = mac
+    data["name"] = f"thr-max-{hops}-hops"
+    data["topology"] = {"kind": "explicit"}
+    data["node"] = [{"id": k, "x_m": round(spacing_m * k, 6), "y_m": 0.0} for k in range(hops + 1)]
+    data["flow"] = [
+        {
+            "src": 0,
+            "dst": hops,
+            "transport": transport,
+            "app": "ftp",
+            "packet_bytes": mss,
+            "start_s": 0.0,
+            "route": list(range(hops + 1)),
+        }
+    ]
+    data["metrics"] = {"warmup_s": warmup_s}
+    data["trace"] = {"node_series": False}
+    return Scenario(data, f"{sc.origin} (Thr_max calibration, {hops} hops)")
+
+
+def alone_scenario(sc: Scenario, flow: int, warmup_s: float) -> Scenario:
+    """`sc` with only flow `flow`, plain DropTail and no throttling, measured from
+    `warmup_s` after its start: its throughput "when running alone in the network"."""
+    data = copy.deepcopy(sc.data)
+    data.pop("throttle", None)
+    mac = dict(data.get("mac", {}))
+    mac["queue"] = "droptail"
+    data["mac"] = mac
+    data["flow"] = [data["flow"][flow]]
+    data["metrics"] = {"warmup_s": warmup_s}
+    data["trace"] = {"node_series": False}
+    data["name"] = f"{data.get('name', 'scenario')}-alone-{flow}"
+    return Scenario(data, f"{sc.origin} (flow {flow} alone)")
+
+
+def _settings(sc: Scenario) -> dict[str, Any]:
+    """What a reference throughput depends on, for display beside it."""
+    canon = json.loads(sc.canonical_json())
+    radio = canon.get("radio", {})
+    mac = canon.get("mac", {})
+    flow = canon["flow"][0]
+    nodes = canon.get("node", [])
+    return {
+        "hops": len(flow.get("route") or []) - 1 if flow.get("route") else None,
+        "spacing_m": nodes[1]["x_m"] - nodes[0]["x_m"] if len(nodes) > 1 else None,
+        "mss_bytes": flow.get("packet_bytes"),
+        "transport": flow.get("transport"),
+        "data_rate_mbps": radio.get("data_rate_mbps"),
+        "basic_rate_mbps": radio.get("basic_rate_mbps"),
+        "tx_range_m": radio.get("tx_range_m"),
+        "cs_range_m": radio.get("cs_range_m"),
+        "rts_threshold_bytes": mac.get("rts_threshold_bytes"),
+        "queue_capacity_pkts": mac.get("queue_capacity_pkts"),
+        "tcp": canon.get("tcp", {}),
+        "duration_s": canon.get("duration_s"),
+        "warmup_s": canon.get("metrics", {}).get("warmup_s"),
+    }
+
+
+@dataclass
+class _Need:
+    what: str
+    key: int
+    scenario: Scenario
+    seeds: int
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def _needs(sc: Scenario, alone: bool) -> list[_Need]:
+    """The reference runs `sc` still lacks: Thr_max entries for every hop count its
+    flows take, and (u_reference = "isolated") each flow's Thr_alone."""
+    table = throttle_table(sc.data)
+    if table is None:
+        return []
+    shares_now = report(without_shaping(sc))
+    flows = shares_now["flows"]
+    canon = json.loads(without_shaping(sc).canonical_json())
+    cfg = canon["throttle"]
+    mss = {f["mss_bytes"] for f in flows}
+    transports = {f.get("transport", "tcp-newreno") for f in canon["flow"]}
+    if len(mss) > 1 or len(transports) > 1:
+        raise InputError(
+            f"{sc.origin}: throttle.thr_max_kbps is one table per scenario, but the flows use "
+            f"segment sizes {sorted(mss)} and transports {sorted(transports)}; give "
+            "throttle.thr_max_kbps explicitly"
+        )
+    have = {int(k) for k in cfg.get("thr_max_kbps", {})}
+    spacing = cfg.get("thr_max_spacing_m")
+    if spacing is None:
+        hop_lengths = [f["mean_hop_m"] for f in flows if f.get("mean_hop_m")]
+        spacing = statistics.fmean(hop_lengths) if hop_lengths else 200.0
+    warmup = float(cfg["thr_max_warmup_s"])
+    seeds = int(cfg["thr_max_seeds"])
+    segment = next(iter(mss), 1000)
+    transport = next(iter(transports), "tcp-newreno")
+    needs = [
+        _Need(
+            "thr_max",
+            h,
+            calibration_scenario(sc, h, float(spacing), segment, transport, warmup),
+            seeds,
+        )
+        for h in shares_now["hops_needed"]
+        if h not in have and h > 0
+    ]
+    if alone and cfg.get("u_reference") == "isolated" and not cfg.get("thr_alone_kbps"):
+        needs += [
+            _Need("thr_alone", i, alone_scenario(sc, i, warmup), seeds) for i in range(len(flows))
+        ]
+    for n in needs:
+        n.settings = _settings(n.scenario)
+    return needs
+
+
+def measure_references(
+    scenarios: Sequence[Scenario],
+    store: ResultsStore,
+    *,
+    jobs: int = 1,
+    simulate: Simulate = simulate_with_core,
+    alone: bool = True,
+) -> tuple[list[Scenario], list[Reference]]:
+    """Fills in every scenario's missing Thr_max entries (and, where u_reference is
+    "isolated", its flows' Thr_alone) from calibration runs, all obtained in one batch
+    through `store`. Returns the completed scenarios and the references measured."""
+    needs = [_needs(sc, alone) for sc in scenarios]
+    specs: list[RunSpec] = []
+    owners: list[tuple[int, int]] = []
+    for i, ns in enumerate(needs):
+        for j, n in enumerate(ns):
+            for seed in range(1, n.seeds + 1):
+                specs.append(RunSpec(n.scenario.with_run(seed=seed), seed))
+                owners.append((i, j))
+    outcomes = execute(specs, store, jobs=jobs, simulate=simulate) if specs else []
+    runs: dict[tuple[int, int], list[RunOutcome]] = {}
+    for owner, outcome in zip(owners, outcomes):
+        runs.setdefault(owner, []).append(outcome)
+    done: list[Scenario] = []
+    refs: list[Reference] = []
+    for i, (sc, ns) in enumerate(zip(scenarios, needs)):
+        if not ns:
+            done.append(sc)
+            continue
+        out = sc.copy()
+        table = dict(throttle_table(out.data) or {})
+        thr_max = {str(k): v for k, v in dict(table.get("thr_max_kbps", {})).items()}
+        alone_kbps: dict[int, float] = {}
+        for j, n in enumerate(ns):
+            got = runs.get((i, j), [])
+            per_seed = [float(o.summary["flows"][0]["throughput_kbps"]) for o in got]
+            ref = Reference(
+                kbps=statistics.fmean(per_seed),
+                what=n.what,
+                key=n.key,
+                settings=n.settings,
+                per_seed_kbps=per_seed,
+                run_ids=[o.run_id for o in got],
+            )
+            refs.append(ref)
+            if n.what == "thr_max":
+                thr_max[str(n.key)] = round(ref.kbps, 3)
+            else:
+                alone_kbps[n.key] = round(ref.kbps, 3)
+        if thr_max:
+            table["thr_max_kbps"] = dict(sorted(thr_max.items(), key=lambda kv: int(kv[0])))
+        if alone_kbps:
+            table["thr_alone_kbps"] = [alone_kbps[k] for k in sorted(alone_kbps)]
+        out.data["throttle"] = table
+        done.append(out)
+    return done, refs
+
+
+def with_references(
+    scenario: ScenarioLike,
+    *,
+    store: ResultsStore | None = None,
+    jobs: int = 1,
+    alone: bool = True,
+) -> Scenario:
+    """`scenario` with its missing reference throughputs measured and filled in (in
+    `store`, or in a temporary store that lasts for this call)."""
+    sc = load(scenario)
+    if throttle_table(sc.data) is None:
+        return sc
+    if store is not None:
+        return measure_references([sc], store, jobs=jobs, alone=alone)[0][0]
+    with scratch_store() as scratch:
+        return measure_references([sc], scratch, jobs=jobs, alone=alone)[0][0]
+
+
+@contextmanager
+def scratch_store() -> Iterator[ResultsStore]:
+    """A results store in a temporary directory, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="manetfair-calibration-") as tmp:
+        yield ResultsStore(Path(tmp) / "calibration.duckdb")
+
+
+def tc_commands(
+    report: dict[str, Any],
+    dev: str = "wlan0",
+    subnet: str = "10.0.0.0/24",
+    first_id: int = 0,
+    limit: int = 50,
+) -> list[str]:
+    """Linux `tc` commands that enforce each flow's rate limit at its source.
+
+    Per source node: an HTB root whose default class passes unshaped traffic at the
+    device's speed, and one class per flow it sources at r (the flow's rate limit,
+    scaled from TCP payload to IP bytes: MSS + 40 bytes of headers per segment) with
+    a burst of one packet, so that segments leave about Δ apart, each with a
+    `limit`-packet pfifo; a u32 filter sends the flow's packets (by destination
+    address) to its class. Node `first_id` has the subnet's first host address, node
+    `first_id` + k the k-th after it (a convention of this tool: adapt the filters to
+    the real addresses). The lines are `tc -batch` input: no leading `tc`.
+    """
+    import ipaddress
+
+    net = ipaddress.ip_network(subnet, strict=False)
+    by_src: dict[int, list[dict[str, Any]]] = {}
+    for f in report["flows"]:
+        if f.get("rate_kbps"):
+            by_src.setdefault(int(f["src"]), []).append(f)
+    lines: list[str] = []
+    for src, flows in sorted(by_src.items()):
+        lines.append(f"# node {src} ({_addr(net, src - first_id)}): {len(flows)} shaped flow(s)")
+        lines.append(f"qdisc replace dev {dev} root handle 1: htb default 1")
+        lines.append(f"class add dev {dev} parent 1: classid 1:1 htb rate 100mbit quantum 1514")
+        for k, f in enumerate(flows, start=1):
+            cls = 10 + k
+            ip_kbit = f["rate_kbps"] * (f["mss_bytes"] + 40) / f["mss_bytes"]
+            lines.append(
+                f"# flow {f['id']} -> node {f['dst']}: phi {f['phi_exact']}, "
+                f"r = {f['rate_kbps']:.1f} kbit/s of payload, delta = {f['delta_s'] * 1000:.2f} ms"
+            )
+            lines.append(
+                f"class add dev {dev} parent 1: classid 1:{cls} htb "
+                f"rate {ip_kbit:.0f}kbit ceil {ip_kbit:.0f}kbit "
+                f"burst {f['mss_bytes'] + 40}b cburst {f['mss_bytes'] + 40}b"
+            )
+            lines.append(f"qdisc add dev {dev} parent 1:{cls} handle {cls}: pfifo limit {limit}")
+            lines.append(
+                f"filter add dev {dev} parent 1: protocol ip prio 1 u32 "
+                f"match ip dst {_addr(net, int(f['dst']) - first_id)}/32 flowid 1:{cls}"
+            )
+    return lines
+
+
+def _addr(net: Any, index: int) -> str:
+    """The address of the node `index` places after the first node."""
+    if not 0 <= index < net.num_addresses - 2:
+        raise InputError(
+            f"{net} has no host address for the node {index} places after the first; "
+            "pass a larger --subnet"
+        )
+    return str(net.network_address + index + 1)
