@@ -143,6 +143,11 @@ def test_set_axis_still_needs_a_table_for_each_runnable_value(tmp_path):
         ),
         ('description = "a baseline', 'descriptio = "a baseline', "description is missing"),
         (
+            "paper = 0.0",
+            'paper = "zero"',
+            "claim[0].paper = 'zero': allowed: a number, or a table of a model",
+        ),
+        (
             'where = { scheme = "basic" }',
             'where = { schem = "basic" }',
             "selects unknown axis 'schem'; axes: ['scheme', 'stations']",

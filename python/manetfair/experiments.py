@@ -304,8 +304,9 @@ def get(exp_id: str, directory: Path | None = None) -> Experiment:
 
 
 def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
-    """Builds an Experiment from one experiment's table, checked against the schema
-    above (InputError naming the file, the key, the value and what is allowed)."""
+    """Builds an Experiment from one experiment's table, checked against
+    `manetfair.schema` (InputError naming the file, the key, the value and what is
+    allowed)."""
     t = schema.check(doc, f"{path} (experiment {doc.get('id', '?')})")
     scenario: dict[str, Any] | None = None
     if t.scenario is not None:

@@ -3,13 +3,13 @@ with pydantic: each table's keys, their types and ranges, an axis's arms, and th
 names that quick plans and claims select. Claims' measures are checked where they are
 evaluated (manetfair.claims).
 
-Annotations here are evaluated at run time by pydantic, so they use `Optional` and
-`Union`, which every supported Python version evaluates.
+Annotations here are evaluated at run time by pydantic, so they use `Optional`,
+which every supported Python version evaluates.
 """
 
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import (
     BaseModel,
@@ -17,8 +17,10 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 from typing_extensions import Self
 
 from manetfair.errors import InputError
@@ -82,11 +84,20 @@ class _ClaimTable(_Table):
     for_each: list[str] = []
     for_values: dict[str, list[Any]] = {}
     measured: dict[str, Any]
-    paper: Union[float, dict[str, Any]]
+    paper: Any
     test: Literal["within", "at_least", "at_most", "greater", "less"] = "within"
     rel_tol: Annotated[float, Field(ge=0)] = 0.0
     abs_tol: Annotated[float, Field(ge=0)] = 0.0
     direction_only: bool = False
+
+    @field_validator("paper")
+    @classmethod
+    def _paper(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float, dict)):
+            raise PydanticCustomError(
+                "paper", 'allowed: a number, or a table of a model { model = "..." }'
+            )
+        return value
 
 
 class ExperimentTable(_Table):
@@ -165,7 +176,7 @@ def _error(exc: ValidationError, where: str) -> InputError:
     """Every problem pydantic found, each naming the key, the value and what is allowed."""
     lines = []
     for err in exc.errors(include_url=False):
-        loc = [p for p in err["loc"] if p not in ("function-after",)]
+        loc = list(err["loc"])
         key = _key(loc) or "the experiment table"
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
@@ -173,8 +184,8 @@ def _error(exc: ValidationError, where: str) -> InputError:
             lines.append(f"unknown key {key} = {err['input']!r}; allowed keys: {allowed}")
         elif err["type"] == "missing":
             lines.append(f"{key} is missing (a required key)")
-        elif err["type"] == "value_error":
-            lines.append(f"{key}: {msg}" if loc else msg)
+        elif err["type"] == "value_error" and isinstance(err["input"], Mapping):
+            lines.append(f"{key}: {msg}" if loc else msg)  # a check across a table's keys
         else:
             lines.append(f"{key} = {err['input']!r}: {msg}")
     return InputError(f"{where}: " + "; ".join(lines))
