@@ -112,6 +112,74 @@ def test_set_axis_still_needs_a_table_for_each_runnable_value(tmp_path):
         experiments.load_all(_write(tmp_path, text))
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # A wrong type: the key, the value and the type allowed.
+        ("seeds = 2\n", 'seeds = "two"\n', "sweep.seeds = 'two': Input should be a valid integer"),
+        (
+            "seeds = 2\n",
+            "seeds = 0\n",
+            "sweep.seeds = 0: Input should be greater than or equal to 1",
+        ),
+        # A misspelt key is an error with the keys allowed, not silently ignored.
+        (
+            'figure = "Figure 1"',
+            'figure = "Figure 1"\nfigur = "x"',
+            "unknown key figur = 'x'; allowed keys: id, paper, paper_title, figure,",
+        ),
+        (
+            'test = "greater"',
+            'test = "greatr"',
+            (
+                "claim[0].test = 'greatr': Input should be 'within', 'at_least', 'at_most', "
+                "'greater' or 'less'"
+            ),
+        ),
+        (
+            'name = "stations"',
+            'name = "stations"\nlabels = "n"',
+            "unknown key sweep.axis[1].labels = 'n'; allowed keys: name, values, key, set,",
+        ),
+        ('description = "a baseline', 'descriptio = "a baseline', "description is missing"),
+        (
+            "paper = 0.0",
+            'paper = "zero"',
+            "claim[0].paper = 'zero': allowed: a number, or a table of a model",
+        ),
+        (
+            'where = { scheme = "basic" }',
+            'where = { schem = "basic" }',
+            "selects unknown axis 'schem'; axes: ['scheme', 'stations']",
+        ),
+        (
+            "[sweep.quick]\nseeds = 1",
+            "[sweep.quick]\nseeds = 1\naxes = { stationz = [1] }",
+            "sweep.quick.axes names unknown axis 'stationz'",
+        ),
+    ],
+)
+def test_a_file_against_the_schema_names_key_value_and_what_is_allowed(
+    tmp_path, old, new, expected
+):
+    folder = _write(tmp_path, ARMS.replace(old, new, 1))
+    with pytest.raises(InputError) as info:
+        experiments.load_all(folder)
+    message = str(info.value)
+    assert message.startswith(f"{folder / 'demo.toml'} (experiment demo-fig1): "), message
+    assert expected in message
+
+
+def test_a_file_against_the_schema_exits_2_without_traceback(tmp_path):
+    from conftest import no_traceback, run_cli
+
+    folder = _write(tmp_path, ARMS.replace("seeds = 2\n", "seeds = 2.5\n", 1))
+    env = {"MANETFAIR_EXPERIMENTS": str(folder)}
+    proc = run_cli(["experiments"], fake=True, cwd=tmp_path, env=env)
+    assert proc.returncode == 2 and no_traceback(proc), proc.stderr
+    assert "demo.toml (experiment demo-fig1): sweep.seeds = 2.5" in proc.stderr
+
+
 def test_report_and_json_list_missing_arms_and_pending_claims(tmp_path, fake):
     exp = experiments.get("demo-fig1", _write(tmp_path, ARMS))
     with ResultsStore(tmp_path / "s.duckdb") as store:

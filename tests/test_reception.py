@@ -48,21 +48,21 @@ def test_side_by_side_lists_the_conclusions_that_change(tmp_path):
     (tmp_path / "mtcp-table3.json").write_text(json.dumps(entry(0.6, True)))
     (tmp_path / "mtcp-table3-sinr.json").write_text(json.dumps(entry(0.99, False)))
     (tmp_path / "nred-fig10.json").write_text(json.dumps(entry(0.6, True)))  # one model only
-    md, body = report_reception.build(tmp_path)
+    md, page = report_reception.build(tmp_path)
     changed = md.split("## Conclusions that hold under one model")[1].split("## Table 3")[0]
     assert (
         "| `mtcp-table3` | Jain index | 0.5 | threshold only (threshold 0.6, sinr 0.99) |"
         in changed
     )
     assert "aggregate" not in changed and "nred-fig10" not in md
-    assert "<td>yes</td>" in body
+    assert "<td>yes</td>" in page
     report_reception.write(tmp_path)
     assert (tmp_path / "reception.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_nothing_to_compare_writes_no_page(tmp_path):
     assert report_reception.write(tmp_path) == []
-    assert report_reception.index_link(tmp_path) == ("", "")
+    assert not report_reception.has_page(tmp_path)
 
 
 def test_unknown_reception_model_is_refused(tmp_path):

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from manetfair import layouts
+from manetfair import layouts, schema
 from manetfair.errors import InputError
 from manetfair.runner import RunSpec
 from manetfair.scenario import Scenario, set_path
@@ -304,103 +304,51 @@ def get(exp_id: str, directory: Path | None = None) -> Experiment:
 
 
 def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
-    """Builds an Experiment from one experiment's table, checking its structure."""
-
-    def need(key: str) -> str:
-        value = doc.get(key)
-        if not isinstance(value, str) or not value:
-            raise InputError(f"{path}: experiment key {key!r} must be a non-empty string")
-        return value
-
-    exp_id = need("id")
-    where = f"{path} (experiment {exp_id})"
+    """Builds an Experiment from one experiment's table, checked against
+    `manetfair.schema` (InputError naming the file, the key, the value and what is
+    allowed)."""
+    t = schema.check(doc, f"{path} (experiment {doc.get('id', '?')})")
     scenario: dict[str, Any] | None = None
-    if "scenario" in doc:
-        scenario = copy.deepcopy(dict(doc["scenario"]))
-    elif "scenario_file" in doc:
-        ref = path.parent / str(doc["scenario_file"])
-        scenario = Scenario.from_file(ref).data
-    available = doc.get("available", True)
-    declared = None if available else str(doc.get("reason", "not yet available"))
-
-    sweep = dict(doc.get("sweep", {}))
-    axes = []
-    for raw in sweep.get("axis", []):
-        if "name" not in raw or "values" not in raw:
-            raise InputError(f"{where}: every [[sweep.axis]] needs a name and values")
-        # An axis of arms whose runnable values set nothing may give `unavailable` alone.
-        by_set = "set" in raw or ("key" not in raw and "unavailable" in raw)
-        if ("key" in raw) == by_set:
-            raise InputError(f"{where}: axis {raw['name']} needs exactly one of key or set")
-        sets = {str(k): dict(v) for k, v in dict(raw.get("set", {})).items()}
-        unavailable = {str(k): str(v) for k, v in dict(raw.get("unavailable", {})).items()}
-        for name in unavailable:
-            if name not in {str(v) for v in raw["values"]}:
-                raise InputError(
-                    f"{where}: axis {raw['name']} marks {name!r} unavailable, "
-                    "which is not one of its values"
-                )
-        for value in raw["values"]:
-            if by_set and str(value) not in sets and str(value) not in unavailable:
-                raise InputError(
-                    f"{where}: axis {raw['name']} has no set table for value {value!r}"
-                )
-        axes.append(
-            Axis(
-                raw["name"],
-                list(raw["values"]),
-                raw.get("key"),
-                sets,
-                raw.get("label", ""),
-                unavailable,
-            )
+    if t.scenario is not None:
+        scenario = copy.deepcopy(t.scenario)
+    elif t.scenario_file is not None:
+        scenario = Scenario.from_file(path.parent / t.scenario_file).data
+    axes = [
+        Axis(
+            a.name,
+            list(a.values),
+            a.key,
+            dict(a.sets or {}),
+            a.label,
+            dict(a.unavailable),
         )
-    axis_names = {a.name for a in axes}
-
-    def plan(table: Mapping[str, Any], fallback: Plan | None) -> Plan:
-        seeds = int(table.get("seeds", fallback.seeds if fallback else 1))
-        duration = table.get("duration_s", fallback.duration_s if fallback else None)
-        values = {str(k): list(v) for k, v in dict(table.get("axes", {})).items()}
-        for name in values:
-            if name not in axis_names:
-                raise InputError(f"{where}: sweep.quick.axes names unknown axis {name!r}")
-        return Plan(seeds, float(duration) if duration is not None else None, values)
-
-    full = plan(sweep, None)
-    quick = plan(dict(sweep.get("quick", {})), full)
-
-    claims = [dict(c) for c in doc.get("claim", [])]
-    for claim in claims:
-        names = list(claim.get("where", {})) + list(claim.get("for_each", []))
-        for name in names + list(claim.get("for_values", {})):
-            if name not in axis_names:
-                raise InputError(f"{where}: a claim selects unknown axis {name!r}")
-        if "what" not in claim or "measured" not in claim or "paper" not in claim:
-            raise InputError(f"{where}: every [[claim]] needs what, paper and measured")
-        if "quote" in claim and not isinstance(claim["quote"], str):
-            raise InputError(f"{where}: claim {claim['what']!r}: quote must be a string")
-    names = doc.get("flow_names", [])
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise InputError(f"{where}: flow_names must be a list of strings")
-
+        for a in t.sweep.axis
+    ]
+    full = Plan(t.sweep.seeds or 1, t.sweep.duration_s, dict(t.sweep.axes))
+    quick = Plan(
+        t.sweep.quick.seeds or full.seeds,
+        t.sweep.quick.duration_s if t.sweep.quick.duration_s is not None else full.duration_s,
+        dict(t.sweep.quick.axes),
+    )
     return Experiment(
-        id=exp_id,
-        paper=need("paper"),
-        figure=need("figure"),
-        description=need("description"),
+        id=t.id,
+        paper=t.paper,
+        figure=t.figure,
+        description=t.description,
         source=path,
         scenario=scenario,
-        layout=dict(doc["layout"]) if "layout" in doc else None,
+        layout=t.layout,
         axes=axes,
         full=full,
         quick=quick,
-        figure_spec=dict(doc.get("plot", {})),
-        claims=claims,
-        declared_unavailable=declared,
-        reference=str(doc.get("reference", "")),
-        notes=str(doc.get("notes", "")),
-        paper_title=str(doc.get("paper_title", "")),
-        flow_names=list(names),
+        figure_spec=t.plot,
+        # Claims stay the tables they are: claims.py reads them (and their measures).
+        claims=[dict(c) for c in doc.get("claim", [])],
+        declared_unavailable=None if t.available else t.reason,
+        reference=t.reference,
+        notes=t.notes,
+        paper_title=t.paper_title,
+        flow_names=t.flow_names,
     )
 
 

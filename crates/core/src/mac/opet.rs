@@ -47,6 +47,19 @@ pub enum SourceBuffer {
     Unbounded,
 }
 
+/// What a ready-to-receive frame does to the upstream node's block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Resume {
+    /// The block is lifted: the upstream node sends the flow's next packet
+    /// by RTS, which meets a negative CTS again if the node is still at q_bp.
+    Unblock,
+    /// The block stays (renewed): the downstream node pulls each packet
+    /// with a ready-to-receive frame while it keeps its record, a three-way
+    /// handshake per packet.
+    Pull,
+}
+
 /// `[mac.opet]`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -64,6 +77,7 @@ pub struct Opet {
     pub block_timeout_s: f64,
     pub scheduler: Scheduler,
     pub source_buffer: SourceBuffer,
+    pub resume: Resume,
 }
 
 impl Default for Opet {
@@ -77,6 +91,7 @@ impl Default for Opet {
             block_timeout_s: 0.1,
             scheduler: Scheduler::RoundRobin,
             source_buffer: SourceBuffer::Ifq,
+            resume: Resume::Unblock,
         }
     }
 }

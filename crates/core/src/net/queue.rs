@@ -208,6 +208,26 @@ impl InterfaceQueue {
         }
     }
 
+    /// Keeps `label` blocked towards `next_hop` until `until` (OPET's
+    /// pull resume: a ready-to-receive frame renews the block), setting it
+    /// if it had ended; not counted as a new block.
+    pub fn renew_block(&mut self, now: SimTime, label: u32, next_hop: u32, until: SimTime) {
+        let Some(pf) = self.per_flow.as_mut() else { return };
+        match pf
+            .blocks
+            .iter_mut()
+            .find(|b| b.label == label && b.next_hop == next_hop)
+        {
+            Some(b) => b.until = until,
+            None => pf.blocks.push(Block {
+                label,
+                next_hop,
+                since: now,
+                until,
+            }),
+        }
+    }
+
     /// Lifts the block of `label` towards `next_hop`; true if there was one.
     pub fn unblock(&mut self, now: SimTime, label: u32, next_hop: u32) -> bool {
         let Some(pf) = self.per_flow.as_mut() else { return false };

@@ -12,7 +12,7 @@ use crate::engine::{stream, Armed, EventQueue, Purpose};
 use crate::mac::dcf::{Dcf, Forward, MacAction, Retries};
 use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
-use crate::mac::opet::SourceBuffer;
+use crate::mac::opet::{Resume, SourceBuffer};
 use crate::metrics::jain_index;
 use crate::metrics::summary::{
     FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpFlowSummary, TcpTrace, Traces,
@@ -669,6 +669,16 @@ impl Simulator {
                     }
                     return;
                 }
+                if self.packets.is_handed_over(msdu.packet) {
+                    // The addressee already took this packet in: a
+                    // retransmission whose earlier copy arrived (its ACK was
+                    // lost) and that the sequence cache (DUP_CACHE_DEPTH
+                    // numbers per transmitter) no longer remembers, because
+                    // OPET's ready-to-receive answers interleaved other MSDUs.
+                    // An ideal §9.3.2.10 cache drops it; so does this.
+                    self.nodes[node as usize].mac.stats.duplicates += 1;
+                    return;
+                }
                 copy.hops = copy.hops.saturating_add(1);
                 let id = self.packets.hand_over(msdu.packet, copy);
                 self.net_receive(now, node, id, Some(from), out);
@@ -754,8 +764,17 @@ impl Simulator {
             }
             MacAction::RtsFor { from, label, t_data } => self.opet_admit(node, from, label, t_data),
             MacAction::WantRtrData { from, label } => {
+                let opet = self.sc.dcf.opet;
                 let n = &mut self.nodes[node as usize];
-                n.queue.unblock(now, label, from);
+                match opet.resume {
+                    Resume::Unblock => {
+                        n.queue.unblock(now, label, from);
+                    }
+                    Resume::Pull => {
+                        let until = now + Duration::from_secs_f64(opet.block_timeout_s);
+                        n.queue.renew_block(now, label, from, until);
+                    }
+                }
                 let current = n.mac.current_msdu();
                 if current.is_some_and(|(m, h)| m.label == Some(label) && h == from) {
                     n.mac.answer_rtr(now, out);
@@ -771,6 +790,9 @@ impl Simulator {
                 }
                 self.feed_mac(now, node, out);
             }
+            // Pull resume: the record stays, and the packet just taken in
+            // pulls the next one when it leaves (`opet_count_fell`).
+            MacAction::RtrAnswered { .. } if self.sc.dcf.opet.resume == Resume::Pull => {}
             MacAction::RtrAnswered { from, label } | MacAction::RtrAbandoned { to: from, label } => {
                 if let Some(agent) = self.opet.as_mut() {
                     agent.clear(node, label, from);
@@ -1264,6 +1286,7 @@ impl Simulator {
             self.drop_packet(node, id, DropCause::MacRetry);
         }
         let stranded = self.nodes[node as usize].queue.remove_for_next_hop(now, next_hop);
+        let mut labels: Vec<u32> = stranded.iter().filter_map(|q| q.label).collect();
         for q in stranded {
             let p = *self.packets.get(q.packet);
             if p.is_control() {
@@ -1272,6 +1295,13 @@ impl Simulator {
             {
                 self.enqueue(now, node, q.packet, nh, out);
             }
+        }
+        // OPET: the flows' counts fell here; upstream nodes refused for
+        // them are owed a ready-to-receive frame.
+        labels.sort_unstable();
+        labels.dedup();
+        for label in labels {
+            self.opet_count_fell(now, node, Some(label), out);
         }
     }
 
