@@ -4,7 +4,10 @@ cost on the grid.
     python3 bench/reception.py                 every case, 5 seeds each
     python3 bench/reception.py --seeds 3 --cases link,pair
     python3 bench/reception.py --speed-only    only the grid cost (both models, one process)
-    python3 bench/reception.py --report-only   RECEPTION.md from the stored runs
+    python3 bench/reception.py --report-only   RECEPTION.md from the stored runs and speed check
+
+A run of every case also puts the table into bench/RESULTS.md (between the
+`<!-- reception -->` markers, which run.py carries over when it rewrites that file).
 
 The cases (docs/models.md, "Validation against ns-3"): a single link at 250 m and at
 251 m; two saturated UDP senders 500 m and 551 m apart, each with its receiver 200 m
@@ -40,11 +43,14 @@ import run as bench  # the benchmark driver: ns-3 build, grid scenario
 
 OUT = bench.OUT_DIR / "reception"
 REPORT = HERE / "RECEPTION.md"
+# The same table goes into bench/RESULTS.md between these markers (run.py carries it over).
+BEGIN, END = "<!-- reception -->", "<!-- /reception -->"
 DURATION_S = 60.0
 START_S = 1.0
 SPACING_M = 200.0
 PREAMBLE_DB = 4.0
 UDP_KBPS = 2000.0  # above what one link carries: saturated
+MODELS = ("threshold", "sinr")
 
 
 @dataclass
@@ -268,14 +274,40 @@ def report(rows: Sequence[Row], seeds: int, speed: dict[str, Any] | None) -> str
                 f"({speed['machine']}):"
             ),
             "",
-            "| reception | CPU s | events | aggregate kbit/s |",
-            "| --- | --- | --- | --- |",
+            "| reception | CPU s | events | CPU ns per event | aggregate kbit/s |",
+            "| --- | --- | --- | --- | --- |",
         ]
-        for m in ("threshold", "sinr"):
+        per_event = {m: speed[m]["cpu_s"] / max(speed[m]["events"], 1) * 1e9 for m in MODELS}
+        for m in MODELS:
             s = speed[m]
-            out.append(f"| {m} | {s['cpu_s']:.2f} | {s['events']} | {s['aggregate_kbps']:.1f} |")
-        out += ["", f"sinr / threshold CPU time: {speed['ratio']:.2f} (bound: 2).", ""]
+            out.append(
+                f"| {m} | {s['cpu_s']:.2f} | {s['events']} | {per_event[m]:.1f} | "
+                f"{s['aggregate_kbps']:.1f} |"
+            )
+        out += [
+            "",
+            (
+                f"sinr / threshold CPU time: {speed['ratio']:.2f} per run (bound: 2), "
+                f"{per_event['sinr'] / per_event['threshold']:.2f} per event (sinr runs more "
+                "events: more frames get through)."
+            ),
+            "",
+        ]
     return "\n".join(out)
+
+
+def splice(results: str, report_text: str) -> str:
+    """results with the block between the reception markers replaced by the report, its
+    headings one level down (appended, with markers, when they are missing)."""
+    body = "\n".join(
+        "#" + line if line.startswith("#") else line for line in report_text.rstrip().splitlines()
+    )
+    block = f"{BEGIN}\n{body}\n{END}"
+    if BEGIN in results and END in results:
+        head, rest = results.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        return head + block + tail
+    return results.rstrip() + "\n\n" + block + "\n"
 
 
 def speed_check(quick: bool) -> dict[str, Any]:
@@ -285,7 +317,7 @@ def speed_check(quick: bool) -> dict[str, Any]:
     sc = bench.grid_scenario(quick)
     text = bench.manetfair_toml(sc, 1, "reception-speed")
     out: dict[str, Any] = {"duration_s": sc.duration_s, "machine": bench.machine_text()}
-    for model in ("threshold", "sinr"):
+    for model in MODELS:
         t0 = time.process_time()
         result = manetfair.run(text, radio__reception=model)
         cpu = time.process_time() - t0
@@ -307,12 +339,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--fresh", action="store_true", help="rerun stored runs")
     ap.add_argument("--speed-only", action="store_true")
     ap.add_argument("--quick", action="store_true", help="a shorter grid for the speed check")
+    ap.add_argument(
+        "--report-only",
+        action="store_true",
+        help="no speed check: the stored one goes into the report (runs are still reused)",
+    )
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     speed_path = OUT / "speed.json"
-    speed = speed_check(args.quick)
-    speed_path.write_text(json.dumps(speed))
-    print(f"grid: sinr/threshold CPU {speed['ratio']:.2f}", file=sys.stderr)
+    speed: dict[str, Any] | None
+    if args.report_only:
+        speed = json.loads(speed_path.read_text()) if speed_path.is_file() else None
+    else:
+        speed = speed_check(args.quick)
+        speed_path.write_text(json.dumps(speed))
+        print(f"grid: sinr/threshold CPU {speed['ratio']:.2f}", file=sys.stderr)
     if args.speed_only:
         return 0
     groups = set(args.cases.split(","))
@@ -331,8 +372,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{fmt_range(row.mf)}  {row.verdict()[0]}",
                 file=sys.stderr,
             )
-    REPORT.write_text(report(rows, args.seeds, speed))
+    text = report(rows, args.seeds, speed)
+    REPORT.write_text(text)
     print(f"wrote {REPORT}", file=sys.stderr)
+    if groups == {"link", "pair", "chain", "hidden"} and bench.RESULTS_MD.exists():
+        bench.RESULTS_MD.write_text(splice(bench.RESULTS_MD.read_text(), text))
+        print(f"updated {bench.RESULTS_MD}", file=sys.stderr)
     return 0
 
 

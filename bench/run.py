@@ -1044,6 +1044,11 @@ def write_report(
         old = RESULTS_MD.read_text()
         lines += [old[old.index("<!-- counts -->") : old.index("<!-- /counts -->")].rstrip()]
         lines += ["<!-- /counts -->", ""]
+    # So is the reception-model comparison (bench/reception.py).
+    if RESULTS_MD.exists() and "<!-- reception -->" in RESULTS_MD.read_text():
+        old = RESULTS_MD.read_text()
+        lines += [old[old.index("<!-- reception -->") : old.index("<!-- /reception -->")].rstrip()]
+        lines += ["<!-- /reception -->", ""]
     # The assessment against the targets (with the profile behind any miss)
     # is kept by hand beside this script and carried into the report.
     targets = Path(__file__).resolve().parent / "TARGETS.md"

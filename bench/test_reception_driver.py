@@ -68,3 +68,13 @@ def test_verdict_inside_range_or_within_five_percent() -> None:
     assert far.verdict()[1] is False
     zero = reception.Row(case, 0, ns3=[0.0, 0.0], mf=[0.0])
     assert zero.verdict() == ("both 0", True)
+
+
+def test_splice_replaces_only_the_marked_block_and_demotes_headings() -> None:
+    text = "# Reception models against ns-3\n\nrow\n"
+    first = reception.splice("# results\n\nbody\n", text)
+    assert first.startswith("# results\n\nbody\n")
+    assert f"{reception.BEGIN}\n## Reception models against ns-3\n\nrow\n{reception.END}" in first
+    again = reception.splice(first + "tail\n", "# Reception\n\nnew row\n")
+    assert "row\n" not in again.split(reception.BEGIN)[1].replace("new row", "")
+    assert again.endswith("tail\n") and again.count(reception.BEGIN) == 1

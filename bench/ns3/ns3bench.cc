@@ -431,7 +431,7 @@ RunScenario(const std::string& path, int64_t seedOverride)
     Config::SetDefault("ns3::WifiMacQueue::MaxSize",
                        QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, s.queue)));
 
-    Network net = BuildNetwork(s.positions, s.aodv);
+    Network net = BuildNetwork(s.positions, s.aodv, s.preambleThresholdDb);
 
     if (!s.aodv)
     {
@@ -453,17 +453,30 @@ RunScenario(const std::string& path, int64_t seedOverride)
         stats[i].stop = f.stop;
         const uint16_t port = static_cast<uint16_t>(5000 + i % 60000);
 
-        PacketSinkHelper sink("ns3::TcpSocketFactory",
-                              InetSocketAddress(Ipv4Address::GetAny(), port));
+        const bool udp = f.udpKbps > 0.0;
+        const std::string factory = udp ? "ns3::UdpSocketFactory" : "ns3::TcpSocketFactory";
+        PacketSinkHelper sink(factory, InetSocketAddress(Ipv4Address::GetAny(), port));
         auto sinkApps = sink.Install(net.nodes.Get(f.dst));
         sinkApps.Start(Seconds(0.0));
         sinkApps.Get(0)->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnSinkRx, &stats[i]));
 
-        BulkSendHelper source("ns3::TcpSocketFactory",
-                              InetSocketAddress(net.interfaces.GetAddress(f.dst), port));
-        source.SetAttribute("MaxBytes", UintegerValue(0));
-        source.SetAttribute("SendSize", UintegerValue(kMssBytes));
-        auto sourceApps = source.Install(net.nodes.Get(f.src));
+        const auto to = InetSocketAddress(net.interfaces.GetAddress(f.dst), port);
+        ApplicationContainer sourceApps;
+        if (udp)
+        {
+            // Constant bit rate: kMssBytes-byte datagrams, always on.
+            OnOffHelper source(factory, to);
+            source.SetConstantRate(DataRate(static_cast<uint64_t>(f.udpKbps * 1000.0)),
+                                   kMssBytes);
+            sourceApps = source.Install(net.nodes.Get(f.src));
+        }
+        else
+        {
+            BulkSendHelper source(factory, to);
+            source.SetAttribute("MaxBytes", UintegerValue(0));
+            source.SetAttribute("SendSize", UintegerValue(kMssBytes));
+            sourceApps = source.Install(net.nodes.Get(f.src));
+        }
         sourceApps.Start(Seconds(f.start));
         sourceApps.Stop(Seconds(f.stop));
     }

@@ -535,6 +535,38 @@ mod tests {
     }
 
     #[test]
+    fn with_the_default_ranges_a_lone_frame_decodes_at_250_m_not_251_and_is_sensed_to_550_m() {
+        // Thresholds as a scenario derives them (two-ray ground, 250 m and
+        // 550 m), default noise: at 250 m the SNR is 29 dB, so detection
+        // and decoding hinge on the sensitivity alone.
+        use crate::phy::propagation::TwoRayGround;
+        let model = TwoRayGround::default();
+        let th = Thresholds::from_ranges(&model, 250.0, 550.0, 10.0);
+        let cfg = SinrConfig::default();
+        let at = |d: f64| Arrival {
+            tx: 1,
+            power_w: model.rx_power_w(d),
+            rate: Rate::MBPS_2,
+            bytes: 1000,
+        };
+        let radio = || {
+            let rng = crate::engine::stream(1, 0, crate::engine::Purpose::Reception);
+            Radio::new(Reception::Sinr(Box::new(SinrRx::new(&th, &cfg, rng))))
+        };
+        let mut r = radio();
+        r.signal_start(t(0), at(250.0));
+        assert_eq!(r.signal_end(t(4192), 1).rx, Some(RxEnd::Ok(1)));
+        for (d, sensed) in [(251.0, true), (550.0, true), (551.0, false)] {
+            let mut r = radio();
+            r.signal_start(t(0), at(d));
+            assert_eq!(r.is_busy(), sensed, "{d} m");
+            let end = r.signal_end(t(4192), 1);
+            assert_eq!(end.rx, sensed.then_some(RxEnd::Sensed(1)), "{d} m");
+            assert_eq!(r.time_in(RadioState::Receiving, t(5000)), Duration::ZERO);
+        }
+    }
+
+    #[test]
     fn the_strongest_preamble_within_the_detection_window_wins() {
         // A weaker frame arrives first; a 20 dB stronger one 1 µs later,
         // inside the 4 µs window: the stronger one is received.
