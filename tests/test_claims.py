@@ -111,6 +111,22 @@ def test_percent_change_of_means_and_per_seed():
     assert claims.measure_value(zero, RUNS, {"queue": "nred"}) == 0.0
 
 
+def test_mean_defined_leaves_out_missing_values():
+    assert claims.REDUCERS["mean_defined"]([1.0, math.nan, 3.0]) == 2.0
+    assert math.isnan(claims.REDUCERS["mean_defined"]([math.nan]))
+    assert math.isnan(claims.REDUCERS["mean"]([1.0, math.nan]))
+
+
+def test_a_claim_on_a_value_the_sweep_does_not_run_is_not_evaluated():
+    listed = [
+        {"what": "n = 2", "where": {"n": 2}, "measured": {"field": "aggregate_kbps"}},
+        {"what": "n = 5", "where": {"n": 5}, "measured": {"field": "aggregate_kbps"}},
+        {"what": "any", "measured": {"field": "aggregate_kbps"}},
+    ]
+    variants = [{"queue": "red", "n": 2}, {"queue": "nred", "n": 2}]
+    assert [c["what"] for c in claims.expand_claims(listed, variants)] == ["n = 2", "any"]
+
+
 def test_bad_fields_are_input_errors():
     with pytest.raises(InputError, match="no 'nope'"):
         claims.measure_value({"field": "nope"}, RUNS, {})

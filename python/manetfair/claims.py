@@ -32,6 +32,9 @@ from manetfair.errors import InputError
 REDUCERS: dict[str, Callable[[Sequence[float]], float]] = {
     "sum": lambda xs: float(sum(xs)),
     "mean": lambda xs: float(statistics.fmean(xs)) if xs else math.nan,
+    # The mean of the values that exist: a trace's series without a value in the
+    # window (a TCP flow that never measured an RTT) is left out, not NaN.
+    "mean_defined": lambda xs: _mean_defined(xs),
     "min": lambda xs: float(min(xs)) if xs else math.nan,
     "max": lambda xs: float(max(xs)) if xs else math.nan,
     "jain": lambda xs: jain_index(xs),
@@ -62,6 +65,11 @@ class Run:
     seed: int
     summary: Mapping[str, Any]
     traces: Mapping[str, Any] | None = None
+
+
+def _mean_defined(xs: Sequence[float]) -> float:
+    kept = [x for x in xs if not math.isnan(x)]
+    return float(statistics.fmean(kept)) if kept else math.nan
 
 
 def jain_index(xs: Sequence[float]) -> float:
@@ -593,6 +601,10 @@ def expand_claims(
         axes = list(claim.get("for_each", []))
         base_where = dict(claim.get("where", {}))
         if not axes:
+            # A claim on an axis value this sweep does not run (one of the values a
+            # quick sweep leaves out) is not evaluated, as `across` skips such values.
+            if variants and not any(_selects(v, base_where) for v in variants):
+                continue
             out.append({**claim, "where": base_where})
             continue
         only = dict(claim.get("for_values", {}))
@@ -608,6 +620,11 @@ def expand_claims(
         for combo in seen:
             out.append({**claim, "where": {**base_where, **combo}})
     return out
+
+
+def _selects(variant: Mapping[str, Any], where: Mapping[str, Any]) -> bool:
+    """Whether `variant` has the values `where` gives for the axes it has."""
+    return all(_same(variant[k], v) for k, v in where.items() if k in variant)
 
 
 class _Fmt(dict):  # type: ignore[type-arg]
