@@ -198,13 +198,20 @@ pub enum Slot {
     Side,
 }
 
-/// Retry counts of one MSDU (§9.3.4.4).
+/// Retry state of one MSDU (§9.3.4.4), carried with it when it goes back
+/// to the interface queue from the second slot and comes back to the MAC.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Retries {
     /// Short retry count: RTS frames, and data frames not protected by RTS.
     pub short: u32,
     /// Long retry count: data frames sent after RTS/CTS.
     pub long: u32,
+    /// The sequence number its data frames went out with, once one did.
+    /// A retransmission keeps it and sets the Retry bit (§9.3.2.10), so the
+    /// receiver's duplicate filter recognises a copy it already took in
+    /// (Berger et al.'s failure table: "ACK2 lost … A acknowledges the
+    /// duplicate"). None: no data frame of it was sent yet.
+    pub seq: Option<u16>,
 }
 
 /// An MSDU held by the MAC, with its transmission state.
@@ -217,6 +224,17 @@ struct Held {
     retries: Retries,
     /// Data frames of this MSDU put on the air (sets the Retry bit).
     attempts: u32,
+}
+
+impl Held {
+    /// The retry state it takes back to the queue: its counts, and its
+    /// sequence number if a data frame of it was sent.
+    fn carried(&self) -> Retries {
+        Retries {
+            seq: (self.attempts > 0).then_some(self.seq),
+            ..self.retries
+        }
+    }
 }
 
 /// A response the station awaits after a frame that solicits one.
@@ -264,8 +282,13 @@ enum Response {
 pub enum Forward {
     /// The MSDU in hand.
     Current,
-    /// A packet taken from the queue (it goes into the second slot).
-    Queued { msdu: Msdu, next_hop: u32 },
+    /// A packet taken from the queue (it goes into the second slot), with
+    /// the retry state it carried back there, if any.
+    Queued {
+        msdu: Msdu,
+        next_hop: u32,
+        retries: Retries,
+    },
 }
 
 /// What a data frame of ours solicits.
@@ -583,24 +606,42 @@ impl Dcf {
 
     // ---- inputs -------------------------------------------------------
 
+    /// Takes an MSDU in; one that already went on the air (it carries its
+    /// sequence number back) keeps the number and goes out as a retry.
     fn hold(&mut self, msdu: Msdu, next_hop: u32, retries: Retries) -> Held {
         let frame_bytes = msdu.bytes + DATA_OVERHEAD_BYTES;
-        let held = Held {
+        let seq = retries.seq.unwrap_or_else(|| {
+            let seq = self.next_seq;
+            self.next_seq = (self.next_seq + 1) % 4096;
+            seq
+        });
+        Held {
             msdu,
             next_hop,
-            seq: self.next_seq,
+            seq,
             use_rts: next_hop != BROADCAST && frame_bytes > self.cfg.rts_threshold_bytes,
             retries,
-            attempts: 0,
-        };
-        self.next_seq = (self.next_seq + 1) % 4096;
-        held
+            attempts: u32::from(retries.seq.is_some()),
+        }
     }
 
     /// An MSDU from the interface queue (only when `wants_msdu()`).
     pub fn handle_msdu(&mut self, now: SimTime, msdu: Msdu, next_hop: u32, out: &mut Vec<MacAction>) {
+        self.handle_msdu_with(now, msdu, next_hop, Retries::default(), out);
+    }
+
+    /// An MSDU from the interface queue with the retry state it carried
+    /// back there from the second slot (`MacAction::Requeue`).
+    pub fn handle_msdu_with(
+        &mut self,
+        now: SimTime,
+        msdu: Msdu,
+        next_hop: u32,
+        retries: Retries,
+        out: &mut Vec<MacAction>,
+    ) {
         debug_assert!(self.current.is_none());
-        self.current = Some(self.hold(msdu, next_hop, Retries::default()));
+        self.current = Some(self.hold(msdu, next_hop, retries));
         // §9.3.4.2: a frame that finds the medium idle may go once the
         // medium has been idle for DIFS; one that finds it busy backs off.
         if !self.backoff_pending {
@@ -1238,7 +1279,7 @@ impl Dcf {
                 out.push(MacAction::Requeue {
                     msdu: h.msdu,
                     next_hop: h.next_hop,
-                    retries: h.retries,
+                    retries: h.carried(),
                 });
             }
         }
@@ -1317,9 +1358,13 @@ impl Dcf {
         };
         let slot = match with {
             Forward::Current => Slot::Current,
-            Forward::Queued { msdu, next_hop } => {
+            Forward::Queued {
+                msdu,
+                next_hop,
+                retries,
+            } => {
                 debug_assert!(self.side.is_none() && next_hop != BROADCAST);
-                self.side = Some(self.hold(msdu, next_hop, Retries::default()));
+                self.side = Some(self.hold(msdu, next_hop, retries));
                 Slot::Side
             }
         };
@@ -1440,7 +1485,7 @@ impl Dcf {
                 out.push(MacAction::Requeue {
                     msdu: h.msdu,
                     next_hop: h.next_hop,
-                    retries: h.retries,
+                    retries: h.carried(),
                 });
                 self.reschedule_access(now, out);
             }

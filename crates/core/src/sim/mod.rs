@@ -145,6 +145,10 @@ pub struct Simulator {
     /// and the node and next hop of the packet just taken in to be forwarded.
     ff_rngs: Vec<rand_pcg::Pcg64Mcg>,
     forwarded: Option<(u32, u32)>,
+    /// Retry state of packets a MAC's second slot put back in the queue,
+    /// by (node, packet id), with the packet's uid (ids are reused): it goes
+    /// back to the MAC with the packet (`Dcf::handle_msdu_with`).
+    carried: std::collections::HashMap<(u32, u32), (u64, Retries)>,
     /// OPET's upstream records and flow labels, when it is on.
     opet: Option<opet::OpetAgent>,
 }
@@ -280,6 +284,7 @@ impl Simulator {
                 Vec::new()
             },
             forwarded: None,
+            carried: std::collections::HashMap::new(),
             opet: sc.dcf.opet.enabled.then(|| opet::OpetAgent::new(n, &sc.flows)),
             sc,
         };
@@ -704,23 +709,26 @@ impl Simulator {
                         bytes: q.bytes,
                         label: q.label,
                     };
-                    n.mac.offer_reverse(msdu, q.next_hop, Retries::default());
+                    let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
+                    self.nodes[node as usize].mac.offer_reverse(msdu, q.next_hop, retries);
                 }
             }
             MacAction::WantForward { .. } => self.fast_forward(now, node),
-            MacAction::Requeue { msdu, next_hop, .. } => {
-                // A second-slot MSDU whose DATA arrived and whose ACK was
-                // lost is done: sent again from the queue it would carry a
-                // new sequence number and be delivered twice.
-                if self.packets.is_handed_over(msdu.packet) {
-                    self.packets.release_copy(msdu.packet);
-                    self.opet_count_fell(now, node, msdu.label, out);
-                    self.feed_mac(now, node, out);
-                    return;
-                }
-                // Back at the head of the queue, without a second admission.
-                // Its retry counts are not kept yet: no queue entry carries them.
+            MacAction::Requeue {
+                msdu,
+                next_hop,
+                retries,
+            } => {
+                // Back at the head of the queue, without a second admission,
+                // and back to the MAC with its retry state: a DATA that
+                // arrived but whose ACK was lost goes again under its
+                // sequence number with the Retry bit, and the receiver
+                // acknowledges the duplicate without delivering it
+                // (Berger et al.'s failure table; §9.3.2.10).
                 let p = self.packets.get(msdu.packet);
+                if retries != Retries::default() {
+                    self.carried.insert((node, msdu.packet), (p.uid, retries));
+                }
                 let q = Queued {
                     packet: msdu.packet,
                     next_hop,
@@ -785,7 +793,9 @@ impl Simulator {
                             bytes: q.bytes,
                             label: q.label,
                         };
-                        n.mac.send_from_second_slot(now, msdu, from, Retries::default(), out);
+                        let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
+                        let n = &mut self.nodes[node as usize];
+                        n.mac.send_from_second_slot(now, msdu, from, retries, out);
                     }
                 }
                 self.feed_mac(now, node, out);
@@ -895,12 +905,31 @@ impl Simulator {
                         bytes: q.bytes,
                         label: q.label,
                     };
-                    n.mac.forward(Forward::Queued {
+                    let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
+                    self.nodes[node as usize].mac.forward(Forward::Queued {
                         msdu,
                         next_hop: q.next_hop,
+                        retries,
                     });
                 }
             }
+        }
+    }
+
+    /// The retry state a packet carried back to `node`'s queue, if any
+    /// (and if the id still names that packet).
+    fn take_carried(
+        carried: &mut std::collections::HashMap<(u32, u32), (u64, Retries)>,
+        packets: &PacketStore,
+        node: u32,
+        packet: u32,
+    ) -> Retries {
+        if carried.is_empty() {
+            return Retries::default();
+        }
+        match carried.remove(&(node, packet)) {
+            Some((uid, r)) if uid == packets.get(packet).uid => r,
+            _ => Retries::default(),
         }
     }
 
@@ -925,7 +954,9 @@ impl Simulator {
                     bytes: q.bytes,
                     label: q.label,
                 };
-                self.nodes[node as usize].mac.handle_msdu(now, msdu, q.next_hop, out);
+                let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
+                let mac = &mut self.nodes[node as usize].mac;
+                mac.handle_msdu_with(now, msdu, q.next_hop, retries, out);
             }
         }
         // Only a MAC without a frame needs waking when a held packet is released.

@@ -435,7 +435,11 @@ fn second_slot_failure_requeues_with_its_retry_count() {
     assert!(o.contains(&MacAction::Requeue {
         msdu: other_msdu(),
         next_hop: A,
-        retries: Retries { short: 0, long: 1 }
+        retries: Retries {
+            short: 0,
+            long: 1,
+            seq: Some(1)
+        }
     }));
     assert_eq!((b.backoff_slots() as u64, b.cw()), (k - 2, 31));
     assert_eq!(b.held_msdus().collect::<Vec<_>>(), vec![(msdu(), C)]);

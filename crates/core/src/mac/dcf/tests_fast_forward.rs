@@ -100,7 +100,11 @@ fn up_to_ack_rts() -> (Dcf, Vec<MacAction>, Dcf, Vec<MacAction>, Frame) {
         deliver.unwrap() < want.unwrap(),
         "the packet is routed before the question"
     );
-    b.forward(Forward::Queued { msdu: DF, next_hop: C });
+    b.forward(Forward::Queued {
+        msdu: DF,
+        next_hop: C,
+        retries: Retries::default(),
+    });
     let (t, o) = fire(&mut b, &bo, MacTimer::Response);
     assert_eq!(t, us(5200));
     let ack_rts = transmitted(&o);
@@ -181,7 +185,11 @@ fn fast_forward_without_cts_falls_back_to_contention() {
     assert!(o.contains(&MacAction::Requeue {
         msdu: DF,
         next_hop: C,
-        retries: Retries { short: 1, long: 0 }
+        retries: Retries {
+            short: 1,
+            long: 0,
+            seq: None
+        }
     }));
     assert!(!o.iter().any(|x| matches!(x, MacAction::TxFailed { .. })));
     assert_eq!(b.cw(), 31);

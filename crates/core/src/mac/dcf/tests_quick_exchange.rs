@@ -274,7 +274,11 @@ fn data_ack_lost_fails_both_directions() {
     assert!(o.contains(&MacAction::Requeue {
         msdu: D2,
         next_hop: A,
-        retries: Retries { short: 0, long: 1 }
+        retries: Retries {
+            short: 0,
+            long: 1,
+            seq: Some(0)
+        }
     }));
     assert_eq!(b.cw(), 31);
 }
@@ -372,4 +376,84 @@ fn over_the_cap_the_cts_carries_no_tau() {
     let mut bo = Vec::new();
     b.handle_tx_end(us(732), &mut bo);
     assert!(timer(&bo, MacTimer::Timeout).is_none(), "no DATA1 wait of its own");
+}
+
+/// ACK2 lost at B (interference): B's ACK2 timeout at 6030 sends D2 back to
+/// the queue with its retry state (long count 1, sequence number 0); taken
+/// from there again, D2 goes in a plain exchange under the same number with
+/// the Retry bit, and A, which already took it in, acknowledges the
+/// duplicate without delivering it a second time (the spec's failure table:
+/// "ACK2 lost | done | ACK2 timeout; retransmits D2 later; A acknowledges
+/// the duplicate"). B sensed the lost ACK2 as an error: EIFS (364) from 6010.
+///
+/// ```text
+///  A:  |-ACK2 304-|(lost at B)                   |-CTS 320-|                   |-ACK 304-|
+///    5706      6010                            6736      7056                 7540      7844
+///  B:             |EIFS 364|--RTS 352--|  SIFS             SIFS|-DATA2 464-| SIFS
+///               6010 (6030 timeout)  6374      6726                   7066        7530
+/// ```
+#[test]
+fn ack2_lost_data2_goes_again_under_its_sequence_number() {
+    let (mut a, mut b, d2a1, _, bo) = up_to_data_ack();
+    let mut out = Vec::new();
+    a.handle_rx(us(5696), &d2a1, &mut out);
+    assert!(out.contains(&MacAction::Deliver { msdu: D2, from: B }));
+    let (t, o) = fire(&mut a, &out, MacTimer::Response);
+    assert_eq!((t, transmitted(&o).kind), (us(5706), FrameKind::Ack));
+    a.handle_tx_end(us(6010), &mut Vec::new());
+
+    b.handle_medium_busy(us(5706));
+    b.handle_rx_error(us(6010));
+    let mut out = bo;
+    b.handle_medium_idle(us(6010), &mut out);
+    let (t, o) = fire(&mut b, &out, MacTimer::Timeout);
+    assert_eq!(t, us(6030));
+    let carried = Retries {
+        short: 0,
+        long: 1,
+        seq: Some(d2a1.seq),
+    };
+    assert!(o.contains(&MacAction::Requeue {
+        msdu: D2,
+        next_hop: A,
+        retries: carried
+    }));
+
+    // Back from the queue head at once (the station holds nothing else).
+    let mut out = Vec::new();
+    b.handle_msdu_with(us(6030), D2, A, carried, &mut out);
+    let (t, o) = fire(&mut b, &out, MacTimer::Access);
+    assert_eq!(t, us(6374));
+    let rts = transmitted(&o);
+    assert!(!rts.retry, "the RTS is D2's first (short count 0)");
+    b.handle_medium_busy(us(6374));
+    b.handle_tx_end(us(6726), &mut Vec::new());
+
+    let mut ao = Vec::new();
+    a.handle_rx(us(6726), &rts, &mut ao);
+    let (t, o) = fire(&mut a, &ao, MacTimer::Response);
+    assert_eq!(t, us(6736));
+    let cts = transmitted(&o);
+    a.handle_tx_end(us(7056), &mut Vec::new());
+
+    let mut out = Vec::new();
+    b.handle_rx(us(7056), &cts, &mut out);
+    let (t, o) = fire(&mut b, &out, MacTimer::Response);
+    assert_eq!(t, us(7066));
+    let data = transmitted(&o);
+    assert_eq!((data.msdu, data.seq, data.retry), (Some(D2), d2a1.seq, true));
+    assert_eq!(data.airtime(), Duration::from_micros(464));
+    let mut bo = Vec::new();
+    b.handle_tx_end(us(7530), &mut bo);
+
+    let mut ao = Vec::new();
+    a.handle_rx(us(7530), &data, &mut ao);
+    assert!(!ao.iter().any(|x| matches!(x, MacAction::Deliver { .. })), "{ao:?}");
+    assert_eq!(a.stats.duplicates, 1);
+    let (t, o) = fire(&mut a, &ao, MacTimer::Response);
+    assert_eq!(t, us(7540));
+    let ack = transmitted(&o);
+    let mut out = Vec::new();
+    b.handle_rx(us(7844), &ack, &mut out);
+    assert!(out.contains(&MacAction::TxDone { msdu: D2, next_hop: A }));
 }
