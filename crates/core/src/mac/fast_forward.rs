@@ -34,6 +34,10 @@ pub enum Policy {
     /// Packets "waiting to be sent to the same next hop as the incoming
     /// packet".
     Link,
+    /// Packets "intended for the same transport layer end-point": read as
+    /// the incoming packet's flow towards the same next hop, which keeps a
+    /// TCP connection's data apart from its ACKs going the other way.
+    Flow,
 }
 
 /// `[mac.fast_forward]`.

@@ -85,6 +85,9 @@ pub enum Select<'a> {
     /// The first packet of this flow label for this next hop (OPET's
     /// answer to a ready-to-receive frame).
     Label(u32, u32),
+    /// The first packet of this flow for this next hop (fast-forward's
+    /// flow policy, Berger et al. §3.2).
+    Flow(u32, u32),
 }
 
 impl Select<'_> {
@@ -96,6 +99,7 @@ impl Select<'_> {
             Select::NotFlows(blocked) => !blocked.contains(&q.flow),
             Select::Packet(p) => q.packet == p,
             Select::Label(l, h) => q.label == Some(l) && q.next_hop == h,
+            Select::Flow(f, h) => q.flow == f && q.next_hop == h,
         }
     }
 }
@@ -665,6 +669,14 @@ mod tests {
         assert_eq!(take(&mut iq, Select::NotFlows(&[0, 1])), Some(5));
         assert_eq!(take(&mut iq, Select::NotFlows(&[0, 1])), None);
         assert_eq!(iq.flow_len(2), 0);
+
+        // Flow: that flow for that next hop (control packets too).
+        let mut iq = fill();
+        assert_eq!(take(&mut iq, Select::Flow(1, 0)), Some(4));
+        assert_eq!(take(&mut iq, Select::Flow(1, 1)), Some(1));
+        assert_eq!(take(&mut iq, Select::Flow(1, 1)), None);
+        assert_eq!(take(&mut iq, Select::Flow(0, 0)), Some(6));
+        assert_eq!(take(&mut iq, Select::Flow(0, 0)), None);
 
         // Packet: that one, out of order, and only once.
         let mut iq = fill();

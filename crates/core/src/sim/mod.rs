@@ -142,9 +142,10 @@ pub struct Simulator {
     trace: Option<crate::trace::events::TraceSink>,
     probe: Option<Probe>,
     /// Fast-forward: per node, the coin's stream (empty when it is off),
-    /// and the node and next hop of the packet just taken in to be forwarded.
+    /// and the node, next hop and flow of the packet just taken in to be
+    /// forwarded.
     ff_rngs: Vec<rand_pcg::Pcg64Mcg>,
-    forwarded: Option<(u32, u32)>,
+    forwarded: Option<(u32, u32, u32)>,
     /// Retry state of packets a MAC's second slot put back in the queue,
     /// by (node, packet id), with the packet's uid (ids are reused): it goes
     /// back to the MAC with the packet (`Dcf::handle_msdu_with`).
@@ -877,7 +878,7 @@ impl Simulator {
     /// MSDU in hand first, then the queue (`link`: for the same next hop;
     /// `any`: the head).
     fn fast_forward(&mut self, now: SimTime, node: u32) {
-        let Some((_, nh)) = self.forwarded.take().filter(|&(n, _)| n == node) else {
+        let Some((_, nh, flow)) = self.forwarded.take().filter(|&(n, _, _)| n == node) else {
             return;
         };
         let ff = self.sc.dcf.fast_forward;
@@ -885,14 +886,16 @@ impl Simulator {
             return;
         }
         let n = &mut self.nodes[node as usize];
-        let current = n.mac.current_msdu().map(|(_, h)| h);
+        let current = n.mac.current_msdu().map(|(m, h)| (h, self.packets.get(m.packet).flow));
         match (current, ff.policy) {
-            (Some(h), FfPolicy::Any) if h != BROADCAST => n.mac.forward(Forward::Current),
-            (Some(h), FfPolicy::Link) if h == nh => n.mac.forward(Forward::Current),
+            (Some((h, _)), FfPolicy::Any) if h != BROADCAST => n.mac.forward(Forward::Current),
+            (Some((h, _)), FfPolicy::Link) if h == nh => n.mac.forward(Forward::Current),
+            (Some((h, f)), FfPolicy::Flow) if h == nh && f == flow => n.mac.forward(Forward::Current),
             (Some(_), FfPolicy::Any) => {}
             (_, policy) => {
                 let select = match policy {
                     FfPolicy::Link => Select::NextHop(nh),
+                    FfPolicy::Flow => Select::Flow(flow, nh),
                     FfPolicy::Any => Select::Any,
                 };
                 if let Some(q) = n.queue.dequeue(now, select) {
@@ -1012,7 +1015,7 @@ impl Simulator {
         let p = *self.packets.get(id);
         let next_hop = self.with_routing(now, node, out, |r, acts| r.route(now, node, id, &p, acts));
         if let (Some(nh), Some(_)) = (next_hop, from) {
-            self.forwarded = Some((node, nh));
+            self.forwarded = Some((node, nh, p.flow));
         }
         if let Some(nh) = next_hop {
             let queued = self.try_enqueue(now, node, id, nh, out);

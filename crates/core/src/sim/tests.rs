@@ -380,6 +380,13 @@ app = "{app}"
             rate = if transport == "udp" { "rate_kbps = 800.0" } else { "" },
         )
     };
+    // One UDP flow: the flow policy picks exactly the packets the link
+    // policy picks, so the runs are the same.
+    let policy =
+        |p: &str| text(true, false, "udp").replace("enabled = true", &format!("enabled = true\npolicy = \"{p}\""));
+    let (link, _) = run(scenario(&policy("link")));
+    let (flow, _) = run(scenario(&policy("flow")));
+    assert_eq!(format!("{link:?}"), format!("{flow:?}"));
     for (qe, transport) in [(false, "udp"), (true, "tcp-newreno")] {
         let (on, _) = run(scenario(&text(true, qe, transport)));
         let (off, _) = run(scenario(&text(false, qe, transport)));
