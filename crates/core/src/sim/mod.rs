@@ -726,21 +726,11 @@ impl Simulator {
                 // sequence number with the Retry bit, and the receiver
                 // acknowledges the duplicate without delivering it
                 // (Berger et al.'s failure table; §9.3.2.10).
-                let p = self.packets.get(msdu.packet);
                 if retries != Retries::default() {
-                    self.carried.insert((node, msdu.packet), (p.uid, retries));
+                    let uid = self.packets.get(msdu.packet).uid;
+                    self.carried.insert((node, msdu.packet), (uid, retries));
                 }
-                let q = Queued {
-                    packet: msdu.packet,
-                    next_hop,
-                    bytes: msdu.bytes,
-                    control: p.is_control(),
-                    flow: p.flow,
-                    local: p.src == node,
-                    label: msdu.label,
-                };
-                self.nodes[node as usize].queue.push_front(now, q);
-                self.feed_mac(now, node, out);
+                self.requeue_front(now, node, msdu, next_hop, out);
             }
             MacAction::Blocked { msdu, next_hop } => {
                 // Back at the head of its flow's queue, and the flow waits
@@ -758,18 +748,7 @@ impl Simulator {
                     self.feed_mac(now, node, out);
                     return;
                 }
-                let p = self.packets.get(msdu.packet);
-                let q = Queued {
-                    packet: msdu.packet,
-                    next_hop,
-                    bytes: msdu.bytes,
-                    control: p.is_control(),
-                    flow: p.flow,
-                    local: p.src == node,
-                    label: msdu.label,
-                };
-                self.nodes[node as usize].queue.push_front(now, q);
-                self.feed_mac(now, node, out);
+                self.requeue_front(now, node, msdu, next_hop, out);
             }
             MacAction::RtsFor { from, label, t_data } => self.opet_admit(node, from, label, t_data),
             MacAction::WantRtrData { from, label } => {
@@ -917,6 +896,23 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// Puts an MSDU the MAC gave back at the head of `node`'s queue and
+    /// feeds the MAC again.
+    fn requeue_front(&mut self, now: SimTime, node: u32, msdu: Msdu, next_hop: u32, out: &mut Vec<MacAction>) {
+        let p = self.packets.get(msdu.packet);
+        let q = Queued {
+            packet: msdu.packet,
+            next_hop,
+            bytes: msdu.bytes,
+            control: p.is_control(),
+            flow: p.flow,
+            local: p.src == node,
+            label: msdu.label,
+        };
+        self.nodes[node as usize].queue.push_front(now, q);
+        self.feed_mac(now, node, out);
     }
 
     /// The retry state a packet carried back to `node`'s queue, if any
