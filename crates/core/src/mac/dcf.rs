@@ -224,6 +224,11 @@ struct Held {
     retries: Retries,
     /// Data frames of this MSDU put on the air (sets the Retry bit).
     attempts: u32,
+    /// Fast-forward: this exchange carries it on after an ACK-RTS (Berger
+    /// et al. §3.2); its data frame counts one more consecutive
+    /// fast-forwarded hop (`Msdu::ff_run`). Cleared when the attempt fails
+    /// and the MSDU goes back to contention.
+    forwarding: bool,
 }
 
 impl Held {
@@ -390,8 +395,10 @@ pub struct DcfStats {
     pub qe_honored: u64,
     pub qe_completed: u64,
     pub qe_failed: u64,
-    /// Fast-forward: ACK-RTSs sent.
+    /// Fast-forward: ACK-RTSs sent, and packets not fast-forwarded
+    /// because they came over `consecutive_limit` fast-forwarded hops.
     pub ff_attempted: u64,
+    pub ff_limited: u64,
     /// OPET: negative CTSs sent and received (blocks), ready-to-receive
     /// frames sent and received, those answered by DATA (resumes), those
     /// that timed out (lost or unanswered), and resumes given up.
@@ -622,6 +629,7 @@ impl Dcf {
             use_rts: next_hop != BROADCAST && frame_bytes > self.cfg.rts_threshold_bytes,
             retries,
             attempts: u32::from(retries.seq.is_some()),
+            forwarding: false,
         }
     }
 
@@ -1346,35 +1354,51 @@ impl Dcf {
     }
 
     /// Fast-forward: the packet to send on with the ACK due (the answer to
-    /// `MacAction::WantForward`); the ACK becomes an ACK-RTS.
-    pub fn forward(&mut self, with: Forward) {
+    /// `MacAction::WantForward`); the ACK becomes an ACK-RTS. Returns
+    /// whether the packet goes: one that already came over
+    /// `consecutive_limit` fast-forwarded hops in a row does not (Berger et
+    /// al. §3.2), the ACK stays plain, and a queued packet stays with the
+    /// caller (which takes it out of the queue only when this says true).
+    pub fn forward(&mut self, with: Forward) -> bool {
         let Exchange::Sifs {
             response: Response::Control(ack),
             under: None,
         } = self.exchange
         else {
             debug_assert!(false, "forward without an ACK due");
-            return;
+            return false;
         };
+        let candidate = match with {
+            Forward::Current => self.current.map(|h| h.msdu),
+            Forward::Queued { msdu, .. } => Some(msdu),
+        };
+        if candidate.is_some_and(|m| !self.cfg.fast_forward.allows(m.ff_run)) {
+            self.stats.ff_limited += 1;
+            return false;
+        }
         let slot = match with {
-            Forward::Current => Slot::Current,
+            Forward::Current if self.current.is_some_and(|h| h.next_hop != BROADCAST) => Slot::Current,
             Forward::Queued {
                 msdu,
                 next_hop,
                 retries,
-            } => {
-                debug_assert!(self.side.is_none() && next_hop != BROADCAST);
+            } if self.side.is_none() && next_hop != BROADCAST => {
                 self.side = Some(self.hold(msdu, next_hop, retries));
                 Slot::Side
             }
+            _ => {
+                debug_assert!(matches!(with, Forward::Current), "no second slot for {with:?}");
+                return false;
+            }
         };
-        if self.slot(slot).is_none_or(|h| h.next_hop == BROADCAST) {
-            return;
+        if let Some(h) = self.slot_mut(slot).as_mut() {
+            h.forwarding = true;
         }
         self.exchange = Exchange::Sifs {
             response: Response::AckRts { ack, slot },
             under: None,
         };
+        true
     }
 
     /// The MSDU of `slot` was acknowledged (or sent, if broadcast).
@@ -1462,6 +1486,8 @@ impl Dcf {
             h.retries.long += 1;
             h.retries.long >= long_limit
         };
+        // Back to contention, if it stays: its next hop is not a fast-forward.
+        h.forwarding = false;
         let h = *h;
         if exhausted {
             *self.slot_mut(slot) = None;
@@ -1525,7 +1551,16 @@ impl Dcf {
             },
             seq: c.seq,
             retry: c.attempts > 0,
-            msdu: Some(c.msdu),
+            // Berger et al. §3.2: the packet's run of fast-forwarded hops
+            // grows by this one after an ACK-RTS, and ends on any other hop.
+            msdu: Some(Msdu {
+                ff_run: if c.forwarding {
+                    c.msdu.ff_run.saturating_add(1)
+                } else {
+                    0
+                },
+                ..c.msdu
+            }),
             bytes: c.msdu.bytes + DATA_OVERHEAD_BYTES,
             // Broadcasts go at the basic rate so every station can decode them.
             rate: if broadcast {

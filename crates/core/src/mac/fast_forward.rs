@@ -40,6 +40,10 @@ pub enum Policy {
     Flow,
 }
 
+fn no_limit(limit: &u32) -> bool {
+    *limit == 0
+}
+
 /// `[mac.fast_forward]`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -49,6 +53,14 @@ pub struct FastForward {
     /// probabilistic fairness limit; 0.75 in Fig. 5).
     pub p: f64,
     pub policy: Policy,
+    /// §3.2's other fairness limit: "the number of consecutive
+    /// fast-forward events a given packet can undergo". A relay does not
+    /// fast-forward a packet that arrived over this many fast-forwarded
+    /// hops in a row (`Msdu::ff_run`); a hop sent by contention starts the
+    /// count again. 0: no limit. The paper's "obvious choice" is
+    /// ⌈interference range / transmission range⌉ = ⌈550/250⌉ = 3.
+    #[serde(skip_serializing_if = "no_limit")]
+    pub consecutive_limit: u32,
 }
 
 impl Default for FastForward {
@@ -57,6 +69,7 @@ impl Default for FastForward {
             enabled: false,
             p: 0.75,
             policy: Policy::Link,
+            consecutive_limit: 0,
         }
     }
 }
@@ -70,6 +83,49 @@ impl FastForward {
         if !(self.p > 0.0 && self.p <= 1.0) {
             return Err(format!("p = {}: must be in (0, 1]", self.p));
         }
+        if self.consecutive_limit > u32::from(u8::MAX) {
+            return Err(format!(
+                "consecutive_limit = {}: must be an integer from 0 (no limit) to {}",
+                self.consecutive_limit,
+                u8::MAX
+            ));
+        }
         Ok(())
+    }
+
+    /// Whether a packet that came over `run` fast-forwarded hops in a row
+    /// may be fast-forwarded once more.
+    pub fn allows(&self, run: u8) -> bool {
+        self.consecutive_limit == 0 || u32::from(run) < self.consecutive_limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_consecutive_limit() {
+        let off = FastForward::default();
+        assert!(off.allows(0) && off.allows(u8::MAX));
+        let three = FastForward {
+            consecutive_limit: 3,
+            ..off
+        };
+        assert_eq!(
+            (0..6).map(|r| three.allows(r)).collect::<Vec<_>>(),
+            [true, true, true, false, false, false]
+        );
+        assert!(three.validate().is_ok());
+        let err = FastForward {
+            consecutive_limit: 256,
+            ..off
+        }
+        .validate()
+        .unwrap_err();
+        assert!(
+            err.contains("consecutive_limit = 256") && err.contains("0 (no limit) to 255"),
+            "{err}"
+        );
     }
 }

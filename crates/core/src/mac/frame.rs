@@ -88,6 +88,13 @@ pub struct Msdu {
     /// OPET's flow label (the flow and its direction); None for packets
     /// of no flow, which are never backpressured.
     pub label: Option<u32>,
+    /// Fast-forward's consecutive hops (Berger et al. §3.2): how many hops
+    /// in a row, up to this frame's, the packet was fast-forwarded. The DCF
+    /// sets it on every data frame it sends (one more than the packet came
+    /// with after an ACK-RTS, 0 otherwise), so that the next relay can hold
+    /// the packet to `consecutive_limit`. Simulator-only: no bytes on the
+    /// air (the spec's G16).
+    pub ff_run: u8,
 }
 
 /// What the DCF's extensions add to a frame; all empty in plain 802.11.
@@ -285,6 +292,7 @@ mod tests {
                 packet: 0,
                 bytes: 40,
                 label: None,
+                ff_run: 0,
             }),
             bytes: 68,
             rate: Rate::MBPS_2,
@@ -322,6 +330,7 @@ mod tests {
                 packet: 0,
                 bytes: 40,
                 label: None,
+                ff_run: 0,
             }),
             bytes: 72,
             rate: Rate::MBPS_2,

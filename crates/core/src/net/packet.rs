@@ -53,6 +53,9 @@ pub struct Packet {
     pub created: SimTime,
     pub ttl: u8,
     pub hops: u8,
+    /// Fast-forward's consecutive hops the packet made to reach this node
+    /// (`mac::frame::Msdu::ff_run`); 0 unless fast-forward is on.
+    pub ff_run: u8,
     pub body: Body,
 }
 
@@ -253,6 +256,7 @@ mod tests {
             created: SimTime::ZERO,
             ttl: 64,
             hops: 0,
+            ff_run: 0,
             body: Body::Udp { seq: 0 },
         }
     }

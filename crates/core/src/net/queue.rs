@@ -466,6 +466,22 @@ impl InterfaceQueue {
         q
     }
 
+    /// The packet `dequeue(now, select)` would return, left in place (no
+    /// accounting, no state change): fast-forward looks at its candidate
+    /// before the MAC accepts it. Not for OPET's per-flow order, which
+    /// only `Select::Any` uses and fast-forward never runs with.
+    pub fn peek(&self, now: SimTime, select: Select) -> Option<Queued> {
+        debug_assert!(!(select == Select::Any && self.per_flow.is_some()));
+        let first = |q: &VecDeque<Queued>| q.iter().find(|x| select.admits(x)).copied();
+        if let Discipline::Throttle(ing) = &self.discipline {
+            first(&self.control)
+                .or_else(|| ing.peek(now, &select).copied())
+                .or_else(|| first(&self.data))
+        } else {
+            first(&self.control).or_else(|| first(&self.data))
+        }
+    }
+
     /// OPET: the next data packet in per-flow order. Round-robin: the
     /// flow after the last served (by key) whose head is not blocked;
     /// FIFO: the oldest packet whose flow is not blocked.
@@ -648,7 +664,13 @@ mod tests {
             iq.enqueue(t, q(6, true)).unwrap();
             iq
         };
-        let take = |iq: &mut InterfaceQueue, s: Select| iq.dequeue(t, s).map(|x| x.packet);
+        // `peek` names the packet `dequeue` then takes.
+        let take = |iq: &mut InterfaceQueue, s: Select| {
+            let seen = iq.peek(t, s);
+            let taken = iq.dequeue(t, s);
+            assert_eq!(seen, taken, "{s:?}");
+            taken.map(|x| x.packet)
+        };
 
         // Any: control first, then data in arrival order.
         let mut iq = fill();

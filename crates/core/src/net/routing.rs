@@ -245,6 +245,7 @@ impl Routing {
             created: now,
             ttl,
             hops: 0,
+            ff_run: 0,
             body: Body::Aodv((self.msgs.len() - 1) as u32),
         }
     }

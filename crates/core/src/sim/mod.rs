@@ -764,6 +764,7 @@ impl Simulator {
                     return;
                 }
                 copy.hops = copy.hops.saturating_add(1);
+                copy.ff_run = msdu.ff_run;
                 let id = self.packets.hand_over(msdu.packet, copy);
                 self.net_receive(now, node, id, Some(from), out);
             }
@@ -783,11 +784,7 @@ impl Simulator {
             MacAction::WantReverse { peer, max_bytes } => {
                 let n = &mut self.nodes[node as usize];
                 if let Some(q) = n.queue.dequeue(now, Select::NextHopUpTo(peer, max_bytes)) {
-                    let msdu = Msdu {
-                        packet: q.packet,
-                        bytes: q.bytes,
-                        label: q.label,
-                    };
+                    let msdu = Self::msdu_of(&self.packets, &q);
                     let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
                     self.nodes[node as usize].mac.offer_reverse(msdu, q.next_hop, retries);
                 }
@@ -846,11 +843,7 @@ impl Simulator {
                     n.mac.answer_rtr(now, out);
                 } else if n.mac.side_free() && n.mac.idle() {
                     if let Some(q) = n.queue.dequeue(now, Select::Label(label, from)) {
-                        let msdu = Msdu {
-                            packet: q.packet,
-                            bytes: q.bytes,
-                            label: q.label,
-                        };
+                        let msdu = Self::msdu_of(&self.packets, &q);
                         let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
                         let n = &mut self.nodes[node as usize];
                         n.mac.send_from_second_slot(now, msdu, from, retries, out);
@@ -933,7 +926,8 @@ impl Simulator {
     /// goes on at once if routing knew its next hop without discovery, the
     /// coin (probability `p`) says so, and the policy finds a packet: the
     /// MSDU in hand first, then the queue (`link`: for the same next hop;
-    /// `any`: the head).
+    /// `any`: the head). The MAC may still refuse it (`consecutive_limit`);
+    /// a queued packet leaves the queue only once the MAC took it.
     fn fast_forward(&mut self, now: SimTime, node: u32) {
         let Some((_, nh, flow)) = self.forwarded.take().filter(|&(n, _, _)| n == node) else {
             return;
@@ -945,9 +939,15 @@ impl Simulator {
         let n = &mut self.nodes[node as usize];
         let current = n.mac.current_msdu().map(|(m, h)| (h, self.packets.get(m.packet).flow));
         match (current, ff.policy) {
-            (Some((h, _)), FfPolicy::Any) if h != BROADCAST => n.mac.forward(Forward::Current),
-            (Some((h, _)), FfPolicy::Link) if h == nh => n.mac.forward(Forward::Current),
-            (Some((h, f)), FfPolicy::Flow) if h == nh && f == flow => n.mac.forward(Forward::Current),
+            (Some((h, _)), FfPolicy::Any) if h != BROADCAST => {
+                n.mac.forward(Forward::Current);
+            }
+            (Some((h, _)), FfPolicy::Link) if h == nh => {
+                n.mac.forward(Forward::Current);
+            }
+            (Some((h, f)), FfPolicy::Flow) if h == nh && f == flow => {
+                n.mac.forward(Forward::Current);
+            }
             (Some(_), FfPolicy::Any) => {}
             (_, policy) => {
                 let select = match policy {
@@ -955,24 +955,37 @@ impl Simulator {
                     FfPolicy::Flow => Select::Flow(flow, nh),
                     FfPolicy::Any => Select::Any,
                 };
-                if let Some(q) = n.queue.dequeue(now, select) {
-                    if q.next_hop == BROADCAST {
-                        n.queue.push_front(now, q);
-                        return;
-                    }
-                    let msdu = Msdu {
-                        packet: q.packet,
-                        bytes: q.bytes,
-                        label: q.label,
-                    };
-                    let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
-                    self.nodes[node as usize].mac.forward(Forward::Queued {
-                        msdu,
-                        next_hop: q.next_hop,
-                        retries,
-                    });
+                let Some(q) = n.queue.peek(now, select).filter(|q| q.next_hop != BROADCAST) else {
+                    return;
+                };
+                let msdu = Self::msdu_of(&self.packets, &q);
+                let carried = self.carried.get(&(node, q.packet)).copied();
+                let retries = match carried {
+                    Some((uid, r)) if uid == self.packets.get(q.packet).uid => r,
+                    _ => Retries::default(),
+                };
+                let n = &mut self.nodes[node as usize];
+                let next_hop = q.next_hop;
+                if n.mac.forward(Forward::Queued {
+                    msdu,
+                    next_hop,
+                    retries,
+                }) {
+                    let taken = n.queue.dequeue(now, Select::Packet(q.packet));
+                    debug_assert_eq!(taken, Some(q));
+                    Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
                 }
             }
+        }
+    }
+
+    /// The MSDU the MAC is handed for a queued packet.
+    fn msdu_of(packets: &PacketStore, q: &Queued) -> Msdu {
+        Msdu {
+            packet: q.packet,
+            bytes: q.bytes,
+            label: q.label,
+            ff_run: packets.get(q.packet).ff_run,
         }
     }
 
@@ -1026,11 +1039,7 @@ impl Simulator {
                             .peer(q.next_hop),
                     );
                 }
-                let msdu = Msdu {
-                    packet: q.packet,
-                    bytes: q.bytes,
-                    label: q.label,
-                };
+                let msdu = Self::msdu_of(&self.packets, &q);
                 let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
                 let mac = &mut self.nodes[node as usize].mac;
                 mac.handle_msdu_with(now, msdu, q.next_hop, retries, out);
@@ -1223,6 +1232,7 @@ impl Simulator {
                 created: now,
                 ttl: DEFAULT_TTL,
                 hops: 0,
+                ff_run: 0,
                 body: Body::Udp { seq },
             };
             self.with_out(src, |s, out| s.originate(now, src, packet, out));
@@ -1320,6 +1330,7 @@ impl Simulator {
                 created: now,
                 ttl: DEFAULT_TTL,
                 hops: 0,
+                ff_run: 0,
                 body: Body::Tcp(seg),
             };
             self.originate(now, from, packet, out);

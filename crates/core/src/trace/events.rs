@@ -226,6 +226,11 @@ impl TraceSink {
             if f.retry {
                 b.push_str(",\"retry\":true");
             }
+            // Fast-forward's run of consecutive fast-forwarded hops (only
+            // ever non-zero with `[mac.fast_forward]` on).
+            if let Some(m) = f.msdu.filter(|m| m.ff_run > 0) {
+                let _ = write!(b, ",\"ff_run\":{}", m.ff_run);
+            }
         }
         if let Some(peer) = peer {
             let _ = write!(b, ",\"peer\":{peer}");
@@ -257,6 +262,7 @@ mod tests {
             created: SimTime::ZERO,
             ttl: 32,
             hops: 0,
+            ff_run: 0,
             body: Body::Udp { seq: 0 },
         }
     }

@@ -339,6 +339,7 @@ mod tests {
             created: SimTime::ZERO,
             ttl: 63,
             hops: 1,
+            ff_run: 0,
             body: Body::Tcp(seg),
         };
         let f = Frame {
@@ -352,6 +353,7 @@ mod tests {
                 packet: 0,
                 bytes: 1040,
                 label: None,
+                ff_run: 0,
             }),
             bytes: 1068,
             rate: Rate::MBPS_2,

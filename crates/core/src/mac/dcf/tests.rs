@@ -31,6 +31,7 @@ fn msdu() -> Msdu {
         packet: 7,
         bytes: 1028,
         label: None,
+        ff_run: 0,
     }
 }
 
@@ -356,6 +357,7 @@ fn other_msdu() -> Msdu {
         packet: 8,
         bytes: 1028,
         label: None,
+        ff_run: 0,
     }
 }
 

@@ -40,12 +40,14 @@ const D: Msdu = Msdu {
     packet: 1,
     bytes: 1040,
     label: None,
+    ff_run: 0,
 };
 /// B's copy of the packet, queued for C.
 const DF: Msdu = Msdu {
     packet: 9,
     bytes: 1040,
     label: None,
+    ff_run: 0,
 };
 
 fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
@@ -153,14 +155,19 @@ fn complete_fast_forward() {
     let (t, o) = fire(&mut b, &bo, MacTimer::Response);
     assert_eq!(t, us(5924));
     let data_f = transmitted(&o);
-    assert_eq!((data_f.rx, data_f.msdu, data_f.retry), (C, Some(DF), false));
+    // The packet's run of fast-forwarded hops grows by this one.
+    let df_on_air = Msdu { ff_run: 1, ..DF };
+    assert_eq!((data_f.rx, data_f.msdu, data_f.retry), (C, Some(df_on_air), false));
     assert_eq!(data_f.airtime(), Duration::from_micros(4464));
     let mut bo = Vec::new();
     b.handle_tx_end(us(10388), &mut bo);
     assert_eq!(timer(&bo, MacTimer::Timeout).unwrap().0, us(10818));
     let mut co = Vec::new();
     c.handle_rx(us(10388), &data_f, &mut co);
-    assert!(co.contains(&MacAction::Deliver { msdu: DF, from: B }));
+    assert!(co.contains(&MacAction::Deliver {
+        msdu: df_on_air,
+        from: B
+    }));
     let (t, o) = fire(&mut c, &co, MacTimer::Response);
     assert_eq!(t, us(10398));
     let ack = transmitted(&o);
@@ -220,4 +227,140 @@ fn no_fast_forward_for_a_duplicate() {
     let mut o = Vec::new();
     b.handle_rx(us(9000), &Frame { retry: true, ..data }, &mut o);
     assert!(!o.iter().any(|x| matches!(x, MacAction::WantForward { .. })));
+}
+
+/// A station with fast-forward on and `consecutive_limit = limit`.
+fn limited_station(me: u32, limit: u32) -> Dcf {
+    let cfg = DcfConfig {
+        fast_forward: FastForward {
+            enabled: true,
+            consecutive_limit: limit,
+            ..FastForward::default()
+        },
+        ..DcfConfig::default()
+    };
+    Dcf::new(me, cfg, stream(1, me as u64, Purpose::Backoff))
+}
+
+/// A's DATA, ending at 5190, carries a packet that came over `run`
+/// fast-forwarded hops in a row, counting A's hop to B.
+fn data_with_run(run: u8) -> Frame {
+    Frame {
+        kind: FrameKind::Data,
+        tx: A,
+        rx: B,
+        duration: Duration::from_micros(314),
+        seq: 3,
+        retry: false,
+        msdu: Some(Msdu { ff_run: run, ..D }),
+        bytes: 1068,
+        rate: Rate::MBPS_2,
+        ext: Extensions::default(),
+    }
+}
+
+/// The consecutive limit (Berger et al. §3.2), 3 here. The packet reached
+/// B over three fast-forwarded hops; the node hands its copy to the MAC at
+/// once (the MAC held nothing) and names it as the packet to forward. B
+/// refuses: a plain ACK, not an ACK-RTS, and the packet contends for its
+/// next hop like any other; its data frame starts the run again at 0.
+///
+/// ```text
+///  A: ...|---- DATA (run 3) 4464 ----|
+///       726                        5190
+///  B:                                 |-ACK 304-|  DIFS  backoff k·20  |-RTS 352-|
+///                                    5200     5504     5554         5554+20k
+///  Duration: ACK 0 (no reservation: A's NAV stays clear)
+/// ```
+#[test]
+fn the_consecutive_limit_stops_fast_forward() {
+    let mut a = limited_station(A, 3);
+    let mut b = limited_station(B, 3);
+    let data = data_with_run(3);
+    let mut bo = Vec::new();
+    b.handle_rx(us(5190), &data, &mut bo);
+    assert!(bo.contains(&MacAction::Deliver {
+        msdu: Msdu { ff_run: 3, ..D },
+        from: A
+    }));
+    assert!(bo.contains(&MacAction::WantForward { from: A }));
+    // The node stack routes the packet and gives B's MAC its copy.
+    let df3 = Msdu { ff_run: 3, ..DF };
+    b.handle_msdu(us(5190), df3, C, &mut bo);
+    assert!(!b.forward(Forward::Current), "three fast-forwarded hops: no fourth");
+    // A queued packet with the same run is refused too, and stays with the
+    // caller (nothing taken into the second slot, nothing given back).
+    assert!(!b.forward(Forward::Queued {
+        msdu: Msdu { packet: 10, ..df3 },
+        next_hop: C,
+        retries: Retries::default(),
+    }));
+    assert_eq!((b.stats.ff_limited, b.stats.ff_attempted), (2, 0));
+    assert_eq!(b.held_msdus().collect::<Vec<_>>(), vec![(df3, C)]);
+
+    let (t, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(t, us(5200));
+    let ack = transmitted(&o);
+    assert_eq!(
+        (ack.kind, ack.rx, ack.ext.rx2, ack.bytes, ack.duration),
+        (FrameKind::Ack, A, None, 14, Duration::ZERO)
+    );
+    assert_eq!(ack.airtime(), Duration::from_micros(304));
+    assert!(!o.iter().any(|x| matches!(x, MacAction::Requeue { .. })));
+    let mut ao = Vec::new();
+    a.handle_rx(us(5504), &ack, &mut ao);
+    assert_eq!(a.nav().end(), SimTime::ZERO, "a plain ACK reserves nothing");
+
+    // B contends for the packet: DIFS and its backoff after its ACK.
+    let mut bo = Vec::new();
+    b.handle_tx_end(us(5504), &mut bo);
+    b.handle_medium_idle(us(5504), &mut bo);
+    let k = u64::from(b.backoff_slots());
+    let (t, o) = fire(&mut b, &bo, MacTimer::Access);
+    assert_eq!(t, us(5554 + 20 * k));
+    let rts = transmitted(&o);
+    assert_eq!((rts.kind, rts.rx), (FrameKind::Rts, C));
+    let end = t + rts.airtime();
+    b.handle_tx_end(end, &mut Vec::new());
+    let cts = Frame::control(FrameKind::Cts, C, B, Duration::from_micros(4788), Rate::MBPS_1);
+    let mut bo = Vec::new();
+    b.handle_rx(end + Duration::from_micros(314), &cts, &mut bo);
+    let (_, o) = fire(&mut b, &bo, MacTimer::Response);
+    let sent = transmitted(&o);
+    assert_eq!(
+        sent.msdu,
+        Some(Msdu { ff_run: 0, ..df3 }),
+        "a hop by contention ends the run"
+    );
+}
+
+/// Under the limit the packet goes on, and its run grows by this hop: two
+/// fast-forwarded hops in, the DATA_f to C carries 3 (the spec's table
+/// from 5190 on, as in `complete_fast_forward`).
+#[test]
+fn under_the_limit_the_run_grows() {
+    let mut b = limited_station(B, 3);
+    let mut bo = Vec::new();
+    b.handle_rx(us(5190), &data_with_run(2), &mut bo);
+    let df2 = Msdu { ff_run: 2, ..DF };
+    assert!(b.forward(Forward::Queued {
+        msdu: df2,
+        next_hop: C,
+        retries: Retries::default(),
+    }));
+    let (t, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(t, us(5200));
+    let ack_rts = transmitted(&o);
+    assert_eq!(
+        (ack_rts.ext.rx2, ack_rts.duration),
+        (Some(C), Duration::from_micros(5102))
+    );
+    b.handle_tx_end(us(5600), &mut Vec::new());
+    let cts = Frame::control(FrameKind::Cts, C, B, Duration::from_micros(4788), Rate::MBPS_1);
+    let mut bo = Vec::new();
+    b.handle_rx(us(5914), &cts, &mut bo);
+    let (t, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(t, us(5924));
+    assert_eq!(transmitted(&o).msdu, Some(Msdu { ff_run: 3, ..DF }));
+    assert_eq!((b.stats.ff_limited, b.stats.ff_attempted), (0, 1));
 }

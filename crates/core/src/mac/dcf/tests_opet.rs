@@ -51,11 +51,13 @@ const DF: Msdu = Msdu {
     packet: 1,
     bytes: 1040,
     label: Some(3),
+    ff_run: 0,
 };
 const DG: Msdu = Msdu {
     packet: 2,
     bytes: 1040,
     label: Some(5),
+    ff_run: 0,
 };
 
 fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {

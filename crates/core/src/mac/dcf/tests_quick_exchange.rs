@@ -44,11 +44,13 @@ const D1: Msdu = Msdu {
     packet: 1,
     bytes: 1040,
     label: None,
+    ff_run: 0,
 };
 const D2: Msdu = Msdu {
     packet: 2,
     bytes: 40,
     label: None,
+    ff_run: 0,
 };
 
 fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {

@@ -211,6 +211,7 @@ impl NredScheme {
                 created: now,
                 ttl: DEFAULT_TTL,
                 hops: 0,
+                ff_run: 0,
                 body: Body::Ncn {
                     npb_bits: (ncn.normalized_pb as f32).to_bits(),
                     lifetime_ms,

@@ -146,6 +146,33 @@ impl Ingress {
     /// eligibility (ties: earlier arrival, then unshaped before shaped).
     /// Within a shaped flow only the head may leave, so its spacing holds.
     pub fn dequeue(&mut self, now: SimTime, select: &Select) -> Option<Queued> {
+        let (e, which, pos) = self.pick(now, select)?;
+        self.local_len -= 1;
+        match which {
+            None => self.unshaped.remove(pos).map(|(q, _)| q),
+            Some(i) => {
+                let s = &mut self.shapers[i];
+                s.prev = Some(match self.spacing {
+                    Spacing::Eligibility => e,
+                    Spacing::Departure => now,
+                });
+                s.queue.pop_front().map(|(q, _)| q)
+            }
+        }
+    }
+
+    /// The packet `dequeue` would return, left in place.
+    pub fn peek(&self, now: SimTime, select: &Select) -> Option<&Queued> {
+        let (_, which, pos) = self.pick(now, select)?;
+        match which {
+            None => self.unshaped.get(pos).map(|(q, _)| q),
+            Some(i) => self.shapers[i].queue.front().map(|(q, _)| q),
+        }
+    }
+
+    /// Where `dequeue`'s packet is: (eligible at, None = unshaped or
+    /// Some(shaper), position).
+    fn pick(&self, now: SimTime, select: &Select) -> Option<(SimTime, Option<usize>, usize)> {
         // (eligible at, arrived, which: None = unshaped, Some(i) = shaper i, position)
         let mut best: Option<(SimTime, SimTime, Option<usize>, usize)> = None;
         let mut consider = |cand: (SimTime, SimTime, Option<usize>, usize)| {
@@ -164,19 +191,7 @@ impl Ingress {
                 }
             }
         }
-        let (e, _, which, pos) = best?;
-        self.local_len -= 1;
-        match which {
-            None => self.unshaped.remove(pos).map(|(q, _)| q),
-            Some(i) => {
-                let s = &mut self.shapers[i];
-                s.prev = Some(match self.spacing {
-                    Spacing::Eligibility => e,
-                    Spacing::Departure => now,
-                });
-                s.queue.pop_front().map(|(q, _)| q)
-            }
-        }
+        best.map(|(e, _, which, pos)| (e, which, pos))
     }
 
     /// The earliest instant after `now` at which a held packet becomes eligible.
@@ -327,7 +342,13 @@ mod tests {
         iq.enqueue(t(0), pkt(3, 5, false, true)).unwrap(); // control
         iq.enqueue(t(0), pkt(4, 7, false, false)).unwrap(); // forwarded
         iq.enqueue(t(0), pkt(5, 0, true, false)).unwrap(); // local
-        let take = |iq: &mut InterfaceQueue, at| iq.dequeue(at, Select::Any).map(|q| q.packet);
+                                                           // `peek` names the packet `dequeue` then takes, shaping included.
+        let take = |iq: &mut InterfaceQueue, at| {
+            let seen = iq.peek(at, Select::Any);
+            let taken = iq.dequeue(at, Select::Any);
+            assert_eq!(seen, taken);
+            taken.map(|q| q.packet)
+        };
         assert_eq!(take(&mut iq, t(0)), Some(3));
         assert_eq!(take(&mut iq, t(0)), Some(2));
         assert_eq!(take(&mut iq, t(0)), Some(5));
