@@ -162,7 +162,7 @@ def section(measurements: Sequence[Json]) -> str:
         ),
         "",
         (
-            "| front end | set | jobs | wall s | CPU s | load | sim s/wall s | core s | "
+            "| front end | set | jobs | wall s | CPU s | load | sim s/wall s | core s (CPU s) | "
             "core share | commits | speed-up vs 1 job |"
         ),
         "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
@@ -176,7 +176,7 @@ def section(measurements: Sequence[Json]) -> str:
         base = one.get((m["label"], m["set"]))
         speed = f"{base / m['wall_s']:.2f}×" if base and m["jobs"] != 1 else ""
         rate = _f(t["sim_s"] / m["wall_s"]) if t else "–"
-        core = _f(t["core_s"]) if t else "–"
+        core = f"{_f(t['core_s'])} ({_f(t.get('core_cpu_s', 0.0))})" if t else "–"
         share = f"{100 * t['core_s'] / (m['wall_s'] * m['jobs']):.0f} %" if t else "–"
         commits = t.get("commits", "–") if t else "–"
         lines.append(

@@ -20,6 +20,7 @@ def _measurement(jobs: int, wall: float, label: str = "after", timing: bool = Tr
         "wall_s": wall - 0.5,
         "sim_s": 1000.0,
         "core_s": 0.8 * wall * jobs,
+        "core_cpu_s": 0.7 * wall * jobs,
         "commits": 7,
         "phases": {
             "expansion_s": 0.25,
@@ -70,7 +71,8 @@ def test_section_gives_speed_up_split_and_sameness() -> None:
     one, two = _measurement(1, 100.0), _measurement(2, 52.0)
     text = rt.section([one, two, _measurement(1, 130.0, label="before", timing=False)])
     assert (
-        "| after | quick | 2 | 52.0 | 104.0 | 0.5 → 1.5 | 19.2 | 83.2 | 80 % | 7 | 1.92× |" in text
+        "| after | quick | 2 | 52.0 | 104.0 | 0.5 → 1.5 | 19.2 | 83.2 (72.8) | 80 % | 7 | 1.92× |"
+        in text
     )
     assert "| before | quick | 1 | 130.0 |" in text and "PYTHONPATH=" in text
     # jobs 1: rest = own wall - (expansion + store + claims + pages) - core - plots
