@@ -303,9 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.from_json:
         jobs = [int(j) for j in args.jobs.split(",")]
         ids = args.full or []
-        for r in range(args.repeat):
+        for _ in range(args.repeat):
             for j in jobs:
-                name = f"{args.label}-{'full' if ids else 'quick'}-jobs{j}-{r + 1}"
+                stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
+                name = f"{args.label}-{'full' if ids else 'quick'}-jobs{j}-{stamp}"
                 print(f"measuring {name} (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
                 m = measure(ids, not ids, j, args.label, None)
                 m["machine"] = f"{platform.machine()}, {os.cpu_count()} logical cores"
