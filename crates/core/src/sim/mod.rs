@@ -1521,12 +1521,22 @@ impl Simulator {
                 honored: sum(|s| s.qe_honored),
                 completed: sum(|s| s.qe_completed),
                 failed: sum(|s| s.qe_failed),
+                fallen_back: sum(|s| s.qe_fallen_back),
             });
         }
         if self.sc.dcf.fast_forward.enabled {
+            let sum = |f: fn(&crate::mac::dcf::DcfStats) -> u64| self.nodes.iter().map(|n| f(&n.mac.stats)).sum();
             mac.ff = Some(crate::metrics::summary::FastForwardSummary {
-                attempted: self.nodes.iter().map(|n| n.mac.stats.ff_attempted).sum(),
+                attempted: sum(|s| s.ff_attempted),
+                completed: sum(|s| s.ff_completed),
+                no_cts: sum(|s| s.ff_no_cts),
+                data_failed: sum(|s| s.ff_data_failed),
+                limited: sum(|s| s.ff_limited),
             });
+        }
+        if self.sc.dcf.count_first_rts {
+            mac.msdus_started = Some(self.nodes.iter().map(|n| n.mac.stats.msdus_started).sum());
+            mac.first_rts_failed = Some(self.nodes.iter().map(|n| n.mac.stats.first_rts_failed).sum());
         }
         if self.opet.is_some() {
             let sum = |f: fn(&crate::mac::dcf::DcfStats) -> u64| self.nodes.iter().map(|n| f(&n.mac.stats)).sum();
