@@ -138,15 +138,29 @@ impl<E: Copy> EventQueue<E> {
     ///
     /// The common case, a bucket of the wheel after the current one, is an
     /// append and two bit sets, inlined at the caller.
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, event: E) {
-        assert!(at >= self.now, "event scheduled in the past");
-        let e = Entry {
-            at: at.0,
-            seq: self.next_seq,
-            event,
-        };
+        let seq = self.next_seq;
         self.next_seq += 1;
+        self.schedule_reserved(at, seq, event);
+    }
+
+    /// Reserves `n` consecutive insertion sequence numbers and returns the
+    /// first: events scheduled later with them (`schedule_reserved`) take
+    /// the place in the order they would have had if scheduled now.
+    pub fn reserve(&mut self, n: u64) -> u64 {
+        let first = self.next_seq;
+        self.next_seq += n;
+        first
+    }
+
+    /// Schedules `event` at `at` with a sequence number from `reserve`
+    /// (each used once).
+    #[inline(always)]
+    pub fn schedule_reserved(&mut self, at: SimTime, seq: u64, event: E) {
+        assert!(at >= self.now, "event scheduled in the past");
+        debug_assert!(seq < self.next_seq, "sequence number not reserved");
+        let e = Entry { at: at.0, seq, event };
         self.len += 1;
         let ahead = bucket_of(at.0).wrapping_sub(self.cursor);
         if ahead.wrapping_sub(1) < WHEEL - 1 {
@@ -156,7 +170,7 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_wheel(&mut self, e: Entry<E>) {
         let slot = (bucket_of(e.at) & MASK) as usize;
         let word = slot / 64;
@@ -166,7 +180,7 @@ impl<E: Copy> EventQueue<E> {
             // Appended in order (the common case: signals are scheduled
             // nearest receiver first): the bucket stays sorted.
             Some(last) => {
-                if last.at > e.at {
+                if last.key() > e.key() {
                     self.unsorted[word] |= bit;
                 }
             }
@@ -303,6 +317,43 @@ impl<E: Copy> EventQueue<E> {
         self.current.get(self.head).map(|e| SimTime(e.at))
     }
 
+    /// Runs the event with key (`at`, `seq`) without queueing it, if it
+    /// would be the next one popped: it lies before `stop` and before every
+    /// queued event. May refuse when it cannot tell cheaply (an earlier
+    /// event might sit in `at`'s bucket); the caller then queues it. Advances `now` and counts it as popped, as
+    /// `pop_before` would. Used to walk the receivers of one transmission,
+    /// whose arrivals are usually nearer together than any other event.
+    #[inline]
+    pub fn take_if_next(&mut self, at: SimTime, seq: u64, stop: SimTime) -> bool {
+        debug_assert!(at >= self.now && seq < self.next_seq);
+        if at >= stop {
+            return false;
+        }
+        if let Some(e) = self.current.get(self.head) {
+            if (e.at, e.seq) < (at.0, seq) {
+                return false;
+            }
+        } else {
+            // The current bucket is used up (`cursor` is at or before `at`'s
+            // bucket): an earlier event can only sit in a bucket up to and
+            // including `at`'s. Far events lie beyond the wheel's span.
+            let b = bucket_of(at.0);
+            debug_assert!(b >= self.cursor);
+            if b - self.cursor > 64 {
+                return false;
+            }
+            for x in self.cursor + 1..=b {
+                let slot = (x & MASK) as usize;
+                if self.bits[slot / 64] & (1 << (slot % 64)) != 0 {
+                    return false;
+                }
+            }
+        }
+        self.now = at;
+        self.popped += 1;
+        true
+    }
+
     /// Pops the earliest event if it lies before `stop`, and advances `now`
     /// to its time: the run loop's one call per event.
     #[inline]
@@ -411,7 +462,101 @@ mod tests {
         prop_oneof![0u64..2_000, 0u64..2_000_000, 0u64..300_000_000, 0u64..5_000_000_000]
     }
 
+    #[test]
+    fn a_reserved_event_takes_its_place_in_the_order() {
+        let mut q = EventQueue::new();
+        let seq = q.reserve(1);
+        q.schedule(SimTime(5), 'b');
+        q.schedule_reserved(SimTime(5), seq, 'a');
+        q.schedule(SimTime(5), 'c');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['a', 'b', 'c']);
+    }
+
+    #[test]
+    fn take_if_next_only_when_nothing_queued_comes_first() {
+        let mut q = EventQueue::new();
+        let first = q.reserve(3);
+        q.schedule(SimTime(2_100), 'x');
+        // Before the queued event: taken without queueing, counted.
+        assert!(q.take_if_next(SimTime(1_500), first, SimTime::MAX));
+        assert_eq!((q.now(), q.events_popped(), q.len()), (SimTime(1_500), 1, 1));
+        // Not before the limit.
+        assert!(!q.take_if_next(SimTime(9_000), first + 2, SimTime(9_000)));
+        q.schedule(SimTime(2_500), 'y');
+        let later = q.reserve(1);
+        // 'x' and 'y' come first: the caller queues it.
+        assert!(!q.take_if_next(SimTime(4_000), later, SimTime::MAX));
+        q.schedule_reserved(SimTime(4_000), later, 'z');
+        assert_eq!(q.pop(), Some((SimTime(2_100), 'x')));
+        // Reserved before 'y' and at its time: taken ahead of it.
+        assert!(q.take_if_next(SimTime(2_500), first + 1, SimTime::MAX));
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['y', 'z']);
+    }
+
     proptest! {
+        /// Reserving a sequence number and later either taking the event
+        /// directly (`take_if_next`) or queueing it gives the order a sorted
+        /// model gives, as when a transmission's receivers are walked.
+        #[test]
+        fn reserved_events_match_a_sorted_model(
+            ops in proptest::collection::vec((0u8..4, 0u64..3_000), 1..400),
+        ) {
+            let mut q = EventQueue::new();
+            let mut model: Vec<(u64, u64)> = Vec::new();
+            let mut reserved: Vec<(u64, u64)> = Vec::new();
+            let mut last = (0u64, 0u64);
+            let mut taken = 0u64;
+            for (op, dt) in ops {
+                model.sort();
+                match op {
+                    0 => {
+                        let got = q.pop().map(|(t, e)| (t.0, e));
+                        let want = if model.is_empty() { None } else { Some(model.remove(0)) };
+                        prop_assert_eq!(got, want);
+                        if let Some(k) = got { last = k; }
+                    }
+                    1 => {
+                        let seq = q.reserve(1);
+                        reserved.push((q.now().0 + dt, seq));
+                    }
+                    2 => {
+                        // Use the oldest reservation still after the last event.
+                        reserved.retain(|&k| k > last);
+                        if !reserved.is_empty() {
+                            let (at, seq) = reserved.remove(0);
+                            let first = model.first().copied();
+                            if q.take_if_next(SimTime(at), seq, SimTime::MAX) {
+                                prop_assert!(first.is_none_or(|f| (at, seq) < f));
+                                prop_assert_eq!(q.now(), SimTime(at));
+                                last = (at, seq);
+                                taken += 1;
+                            } else {
+                                // Refusing is allowed (it only costs a queue
+                                // entry); the order must come out the same.
+                                q.schedule_reserved(SimTime(at), seq, seq);
+                                model.push((at, seq));
+                            }
+                        }
+                    }
+                    _ => {
+                        let seq = q.reserve(1);
+                        let at = q.now().0 + dt;
+                        q.schedule_reserved(SimTime(at), seq, seq);
+                        model.push((at, seq));
+                    }
+                }
+                prop_assert_eq!(q.len(), model.len());
+            }
+            model.sort();
+            let popped_before = q.events_popped();
+            let rest: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+            prop_assert_eq!(q.events_popped() - popped_before, rest.len() as u64);
+            prop_assert_eq!(rest, model);
+            prop_assert!(taken <= q.events_popped());
+        }
+
         #[test]
         fn matches_a_sorted_model(ops in proptest::collection::vec((0u8..4, delay()), 1..600)) {
             let mut q = EventQueue::new();

@@ -5,16 +5,16 @@ use crate::mac::MacTimer;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Event {
-    /// A transmission's first bit reaches `node` with this power.
+    /// A transmission's first bit reaches its `k`-th receiver (nearest
+    /// first), and maybe the following ones (`Simulator::signal_starts`).
     SignalStart {
-        node: u32,
         air: u32,
-        power_w: f64,
+        k: u32,
     },
-    /// Its last bit passes `node`.
+    /// Its last bit passes the `k`-th receiver, and maybe the following.
     SignalEnd {
-        node: u32,
         air: u32,
+        k: u32,
     },
     /// The transmitter's own transmission ends.
     TxEnd {

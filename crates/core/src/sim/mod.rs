@@ -58,6 +58,22 @@ struct Airborne {
     pending: u32,
     /// The pcap record waiting for the addressee's verdict.
     pcap_ticket: Option<u64>,
+    airtime: Duration,
+    /// The first of the queue sequence numbers reserved for its events:
+    /// receiver k's signal start has `seq0 + 2k`, its end `seq0 + 2k + 1`,
+    /// the transmitter's end `seq0 + 2n` (the order of scheduling them one
+    /// by one, nearest receiver first).
+    seq0: u64,
+}
+
+/// A receiver of a frame on the air, fixed when the frame starts (a node
+/// that moves meanwhile still gets the signal it was due).
+#[derive(Clone, Copy)]
+struct Receiver {
+    node: u32,
+    /// When the first bit arrives.
+    at: SimTime,
+    power_w: f64,
 }
 
 /// Both ends of a TCP connection (sender at the flow's source).
@@ -123,6 +139,10 @@ pub struct Simulator {
     packets: PacketStore,
     air: Vec<Airborne>,
     air_free: Vec<u32>,
+    /// The receivers of each `air` entry, nearest first.
+    air_rx: Vec<Vec<Receiver>>,
+    /// The limit of the `run_for` under way: events at or after it wait.
+    stop: SimTime,
     routing: Routing,
     schemes: Schemes,
     flows: Vec<FlowState>,
@@ -262,6 +282,8 @@ impl Simulator {
             packets: PacketStore::default(),
             air: Vec::new(),
             air_free: Vec::new(),
+            air_rx: Vec::new(),
+            stop: SimTime::ZERO,
             routing,
             schemes: Schemes::new(&sc),
             flows,
@@ -375,15 +397,18 @@ impl Simulator {
     /// time stands still.
     pub fn run_for(&mut self, until: SimTime, max_events: u64) -> Advance {
         let stop = until.min(self.sc.duration);
-        let mut left = max_events;
-        while left > 0 {
+        self.stop = stop;
+        let first = self.q.events_popped();
+        let mut left = true;
+        while left {
             let Some((now, ev)) = self.q.pop_before(stop) else {
                 break;
             };
-            left -= 1;
             self.dispatch(now, ev);
+            // A walk over a frame's receivers can run several events.
+            left = self.q.events_popped() - first < max_events;
         }
-        if left == 0 && self.q.peek_time().is_some_and(|t| t < stop) {
+        if !left && self.q.peek_time().is_some_and(|t| t < stop) {
             return Advance::Paused;
         }
         if stop >= self.sc.duration {
@@ -400,8 +425,8 @@ impl Simulator {
 
     fn dispatch(&mut self, now: SimTime, ev: Event) {
         match ev {
-            Event::SignalStart { node, air, power_w } => self.signal_start(now, node, air, power_w),
-            Event::SignalEnd { node, air } => self.signal_end(now, node, air),
+            Event::SignalStart { air, k } => self.signal_starts(now, air, k),
+            Event::SignalEnd { air, k } => self.signal_ends(now, air, k),
             Event::TxEnd { node, air } => self.tx_end(now, node, air),
             Event::MacTimer { node, timer, gen } => {
                 self.mac_call(node, None, |m, out| m.handle_timer(now, timer, gen, out));
@@ -476,11 +501,15 @@ impl Simulator {
         }
         let receivers = self.channel.neighbors(node).len() as u32;
         self.counters.deliveries += u64::from(receivers);
+        let airtime = frame.airtime();
+        let seq0 = self.q.reserve(2 * u64::from(receivers) + 1);
         let entry = Airborne {
             frame,
             packet,
             pending: receivers + 1,
             pcap_ticket,
+            airtime,
+            seq0,
         };
         let id = match self.air_free.pop() {
             Some(i) => {
@@ -489,25 +518,74 @@ impl Simulator {
             }
             None => {
                 self.air.push(entry);
+                self.air_rx.push(Vec::new());
                 (self.air.len() - 1) as u32
             }
         };
-        let airtime = frame.airtime();
-        // Nearest first, so that the signals reach the queue in time order.
-        for nb in self.channel.neighbors_by_delay(node) {
-            let start = now + nb.delay;
-            self.q.schedule(
-                start,
-                Event::SignalStart {
-                    node: nb.node,
-                    air: id,
-                    power_w: nb.power_w,
-                },
-            );
+        let rx = &mut self.air_rx[id as usize];
+        rx.clear();
+        rx.extend(self.channel.neighbors_by_delay(node).map(|nb| Receiver {
+            node: nb.node,
+            at: now + nb.delay,
+            power_w: nb.power_w,
+        }));
+        // One queued event per edge of the frame: each walks the receivers
+        // in order and queues itself again only when another event comes
+        // between two of them (`signal_starts`).
+        if let Some(r) = rx.first() {
+            let at = r.at;
+            self.q.schedule_reserved(at, seq0, Event::SignalStart { air: id, k: 0 });
             self.q
-                .schedule(start + airtime, Event::SignalEnd { node: nb.node, air: id });
+                .schedule_reserved(at + airtime, seq0 + 1, Event::SignalEnd { air: id, k: 0 });
         }
-        self.q.schedule(now + airtime, Event::TxEnd { node, air: id });
+        self.q.schedule_reserved(
+            now + airtime,
+            seq0 + 2 * u64::from(receivers),
+            Event::TxEnd { node, air: id },
+        );
+    }
+
+    /// Signal starts of frame `air` from its `k`-th receiver on, each as
+    /// its own event (counted, in the order of one event per receiver), for
+    /// as long as no other event comes between; then the next one is
+    /// queued. The run is the same as with one queued event per receiver.
+    fn signal_starts(&mut self, mut now: SimTime, air: u32, mut k: u32) {
+        loop {
+            let r = self.air_rx[air as usize][k as usize];
+            self.signal_start(now, r.node, air, r.power_w);
+            k += 1;
+            let Some(next) = self.air_rx[air as usize].get(k as usize) else {
+                return;
+            };
+            let (at, seq) = (next.at, self.air[air as usize].seq0 + 2 * u64::from(k));
+            if !self.q.take_if_next(at, seq, self.stop) {
+                self.q.schedule_reserved(at, seq, Event::SignalStart { air, k });
+                return;
+            }
+            now = at;
+        }
+    }
+
+    /// Signal ends of frame `air`, walked as `signal_starts` walks starts.
+    fn signal_ends(&mut self, mut now: SimTime, air: u32, mut k: u32) {
+        loop {
+            let node = self.air_rx[air as usize][k as usize].node;
+            // The last end may free the entry; read what follows first.
+            k += 1;
+            let a = &self.air[air as usize];
+            let next = self.air_rx[air as usize]
+                .get(k as usize)
+                .map(|r| (r.at + a.airtime, a.seq0 + 2 * u64::from(k) + 1));
+            self.signal_end(now, node, air);
+            let Some((at, seq)) = next else {
+                return;
+            };
+            if !self.q.take_if_next(at, seq, self.stop) {
+                self.q.schedule_reserved(at, seq, Event::SignalEnd { air, k });
+                return;
+            }
+            now = at;
+        }
     }
 
     fn release_air(&mut self, id: u32) {
