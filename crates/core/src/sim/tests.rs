@@ -348,8 +348,16 @@ app = "ftp"
         qd.fallen_back > 100 && qd.honored == 0 && qd.requested >= qd.fallen_back,
         "{qd:?}"
     );
-    // Fewer RTS per delivered data frame: each exchange carries two packets.
-    let rts_per_data = |s: &Summary| s.mac.frames_sent["rts"] as f64 / s.mac.frames_sent["data"] as f64;
+    // DATA2+ACK1 is counted apart (`data_ack`), once per honoured exchange;
+    // no ACK-RTS without fast-forward, and neither key without the schemes.
+    assert_eq!(on.mac.frames_sent["data_ack"], qe.honored);
+    assert!(!on.mac.frames_sent.contains_key("ack_rts"));
+    assert!(!off.mac.frames_sent.contains_key("data_ack") && !off.mac.collisions.contains_key("data_ack"));
+    // Fewer RTS per data frame sent: each exchange carries two packets.
+    let rts_per_data = |s: &Summary| {
+        let f = &s.mac.frames_sent;
+        f["rts"] as f64 / (f["data"] + f.get("data_ack").copied().unwrap_or(0)) as f64
+    };
     assert!(
         rts_per_data(&on) < 0.9 * rts_per_data(&off),
         "{} vs {}",
@@ -409,6 +417,10 @@ app = "{app}"
         let ended = ff.completed + ff.no_cts + ff.data_failed;
         assert!(ended <= ff.attempted && ff.attempted <= ended + 3, "{ff:?}");
         assert!(ff.completed > 0 && ff.limited == 0, "{ff:?}");
+        // ACK-RTS frames are counted apart from ACKs.
+        assert_eq!(on.mac.frames_sent["ack_rts"], ff.attempted);
+        assert_eq!(on.mac.frames_sent.contains_key("data_ack"), qe);
+        assert!(!off.mac.frames_sent.contains_key("ack_rts"));
         eprintln!(
             "{transport} qe {qe}: ff {ff:?}; throughput on {:.1} off {:.1} kbit/s",
             on.flows[0].throughput_kbps, off.flows[0].throughput_kbps
