@@ -152,3 +152,9 @@ def install() -> None:
     sys.modules["manetfair._core"] = sys.modules[__name__]
     if "manetfair" in sys.modules:
         sys.modules["manetfair"]._core = sys.modules[__name__]  # type: ignore[attr-defined]
+
+
+def simulate(text: str, origin: str) -> tuple[str, str]:
+    """`runner.Simulate` over this module: picklable, so worker processes run the
+    stand-in too (they import this module, not the parent's patched `_core`)."""
+    return run_scenario(text, "json", origin)

@@ -657,14 +657,20 @@ def _close_progress(options: dict[str, Any]) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    import time
+
     from manetfair import experiments, report
-    from manetfair.reproduce import reproduce, to_json
+    from manetfair.reproduce import Timing, reproduce, to_json
     from manetfair.runner import default_jobs
     from manetfair.store import ResultsStore
 
+    jobs = args.jobs or default_jobs()
+    timing = Timing(jobs=jobs)
+    t0 = time.perf_counter()
     known = experiments.load_all()
     chosen = experiments.select(known, args.ids) if args.ids else known
     availability = {e.id: e.availability() for e in chosen}
+    timing.expansion_s += time.perf_counter() - t0
     if args.ids:
         missing = [(i, availability[i][1]) for i in args.ids if not availability[i][0]]
         if missing:
@@ -672,23 +678,26 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 _err(f"experiment {exp_id} is not yet available: {why}")
             return EXIT_FAILURE
     options = _batch_options(args)
-    with ResultsStore(args.store) as store:
-        _log(args, f"results store: {store.path}")
-        try:
-            results = reproduce(
-                chosen,
-                store,
-                quick=args.quick,
-                seeds=args.seeds,
-                jobs=args.jobs or default_jobs(),
-                availability=availability,
-                max_memory=args.max_memory,
-                reception=args.reception,
-                **options,
-            )
-        finally:
-            _close_progress(options)
-    report.write(results, args.out)
+    with report.plot_folder(args.out) as drawn_in:
+        with ResultsStore(args.store) as store:
+            _log(args, f"results store: {store.path}")
+            try:
+                results = reproduce(
+                    chosen,
+                    store,
+                    quick=args.quick,
+                    seeds=args.seeds,
+                    jobs=jobs,
+                    availability=availability,
+                    max_memory=args.max_memory,
+                    reception=args.reception,
+                    draw_into=drawn_in,
+                    timing=timing,
+                    **options,
+                )
+            finally:
+                _close_progress(options)
+        report.write(results, args.out, drawn_in=drawn_in, timing=timing)
     _log(args, f"report: {args.out / 'index.html'}")
     if args.json:
         print(json.dumps(to_json(results)))

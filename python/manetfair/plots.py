@@ -47,6 +47,14 @@ def _pyplot() -> Any:
     return plt
 
 
+def draw(r: ExperimentResult, folder: Path, stem: str) -> tuple[bool, bool]:
+    """The experiment's figure `<stem>.png` and topology `<stem>-topology.png` in
+    `folder`; (figure drawn, topology drawn). Module-level, so that a worker process
+    can draw them while others simulate (matplotlib is not safe in threads); the
+    bytes are the same wherever they are drawn."""
+    return figure(r, folder / f"{stem}.png"), topology(r, folder / f"{stem}-topology.png")
+
+
 def figure(r: ExperimentResult, path: Path) -> bool:
     """Draws the experiment's `[plot]` into `path`; False if it has none."""
     spec = dict(r.experiment.figure_spec)

@@ -12,14 +12,22 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from collections.abc import Mapping, Sequence
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from manetfair import claims as claims_mod
 from manetfair import plots
 from manetfair.pages import fmt_number, render
-from manetfair.reproduce import ExperimentResult
+from manetfair.reproduce import ExperimentResult, Timing
+
+# Where the time of the last reproduction written into the folder went (Timing.as_json).
+TIMING_FILE = "timing.json"
 
 INTERVAL_NOTE = (
     "Values are means over seeds; ranges and error bars run from the lowest to the "
@@ -37,13 +45,25 @@ def code_version() -> str:
         return "unknown"
 
 
-def write(results: Sequence[ExperimentResult], out: Path) -> list[Path]:
+def write(
+    results: Sequence[ExperimentResult],
+    out: Path,
+    *,
+    drawn_in: Path | None = None,
+    timing: Timing | None = None,
+) -> list[Path]:
     """Writes index.md, index.html and per available experiment <id>.md, <id>.html,
     <id>.json, the figure <id>.png and the topology <id>-topology.png; runs under the
     SINR reception model get <id>-sinr.* instead, and reception.md/.html puts both
-    models side by side wherever both were reported (report_reception.py)."""
+    models side by side wherever both were reported (report_reception.py).
+
+    Plots already drawn into `drawn_in` (the batch drew them while others simulated,
+    `ExperimentResult.drawn`) are moved into place; the others are drawn here. With
+    `timing`, the index's footer says where the time went, and `timing.json` keeps it.
+    """
     from manetfair import report_reception
 
+    t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     stamp = {
         "version": code_version(),
@@ -53,11 +73,16 @@ def write(results: Sequence[ExperimentResult], out: Path) -> list[Path]:
     for r in results:
         if not r.available:
             continue
-        exp_id = r.experiment.id + report_reception.suffix(r.reception)
+        exp_id = r.file_stem
         png = out / f"{exp_id}.png"
         topo = out / f"{exp_id}-topology.png"
-        drawn = plots.figure(r, png)
-        topo_drawn = plots.topology(r, topo)
+        if r.drawn is not None and drawn_in is not None:
+            drawn, topo_drawn = r.drawn
+            for path, ok in ((png, drawn), (topo, topo_drawn)):
+                if ok:
+                    os.replace(drawn_in / path.name, path)
+        else:
+            drawn, topo_drawn = plots.draw(r, out, exp_id)
         written += [p for p, ok in ((png, drawn), (topo, topo_drawn)) if ok]
         md, page = _experiment_page(
             r, png.name if drawn else None, topo.name if topo_drawn else None, stamp
@@ -66,10 +91,59 @@ def write(results: Sequence[ExperimentResult], out: Path) -> list[Path]:
         written.append(_write(out / f"{exp_id}.html", page))
         written.append(_write(out / f"{exp_id}.json", json.dumps(_entry(r, stamp), indent=1)))
     written += report_reception.write(out)
-    md, page = _index(results, out, stamp, report_reception.has_page(out))
+    footer = None
+    if timing is not None:
+        timing.report_s += time.perf_counter() - t0
+        timing.stop()
+        footer = _timing_footer(timing)
+    md, page = _index(results, out, stamp, report_reception.has_page(out), footer)
     written.append(_write(out / "index.md", md))
     written.append(_write(out / "index.html", page))
+    if timing is not None:
+        written.append(_write(out / TIMING_FILE, json.dumps(timing.as_json(), indent=1) + "\n"))
     return written
+
+
+@contextmanager
+def plot_folder(out: Path) -> Iterator[Path]:
+    """A fresh hidden folder inside `out` for plots drawn while runs simulate, removed
+    afterwards: plots land in the report only when the report is written."""
+    out.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=".plots-", dir=out))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _timing_footer(t: Timing) -> dict[str, Any]:
+    """The index's footer: the whole command, then per experiment, in seconds."""
+    j = t.as_json()
+    phases = j["phases"]
+    rows = [
+        {
+            "id": e["id"],
+            "runs": f"{e['simulated']}/{e['runs']}",
+            "wall": f"{e['wall_s']:.2f}",
+            "core": f"{e['core_s']:.2f}",
+            "share": f"{100 * e['core_share']:.0f} %",
+            "rate": f"{e['sim_s_per_wall_s']:.1f}",
+            "plots": f"{e['plot_s']:.2f}",
+        }
+        for e in j["experiments"]
+    ]
+    workers = "worker" if t.jobs == 1 else "workers"
+    summary = (
+        f"{j['wall_s']:.1f} s of wall time with {t.jobs} {workers}: {j['simulated']} of "
+        f"{j['runs']} runs simulated ({j['sim_s']:.0f} simulated s, "
+        f"{j['sim_s_per_wall_s']:.1f} simulated s per wall s), the rest from the results "
+        f"store; {j['core_s']:.1f} s in the core ({100 * j['core_share']:.0f} % of the "
+        f"workers' wall time). Outside the core: scenario expansion "
+        f"{phases['expansion_s']:.1f} s, results store {phases['store_s']:.1f} s in "
+        f"{j['commits']} commits, claims {phases['claims_s']:.1f} s, plots "
+        f"{phases['plots_s']:.1f} s, pages {phases['report_s']:.1f} s."
+    )
+    return {"summary": summary, "rows": rows, "file": TIMING_FILE}
 
 
 def _write(path: Path, text: str) -> Path:
@@ -116,7 +190,11 @@ def _known_experiments() -> list[Any]:
 
 
 def _index(
-    results: Sequence[ExperimentResult], out: Path, stamp: Mapping[str, str], reception: bool
+    results: Sequence[ExperimentResult],
+    out: Path,
+    stamp: Mapping[str, str],
+    reception: bool,
+    timing: Mapping[str, Any] | None = None,
 ) -> tuple[str, str]:
     """Every experiment: this run's, then those an earlier run reported in `out` (from
     their `<id>.json`), then the rest of the known ones as unavailable or not run; and
@@ -193,6 +271,7 @@ def _index(
         interval_note=INTERVAL_NOTE,
         rows=rows,
         reception=reception,
+        timing=timing,
     )
 
 

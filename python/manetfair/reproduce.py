@@ -4,14 +4,24 @@ through the results store, evaluates their claims and shapes docs/contract.md §
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from manetfair import claims as claims_mod
 from manetfair import models
 from manetfair.experiments import Experiment
-from manetfair.runner import RunOutcome, RunSpec, Simulate, execute, simulate_with_core
+from manetfair.runner import (
+    BatchClock,
+    RunOutcome,
+    RunSpec,
+    Simulate,
+    Task,
+    execute,
+    simulate_with_core,
+)
 from manetfair.store import ResultsStore
 
 
@@ -25,6 +35,16 @@ class ExperimentResult:
     verdicts: list[claims_mod.Verdict] = field(default_factory=list)
     traces: dict[str, Any] = field(default_factory=dict)  # run id -> traces, when used
     reception: str = "threshold"  # radio.reception of every run (docs/models.md)
+    # (figure, topology) drawn into the batch's plot folder; None: not drawn yet
+    drawn: tuple[bool, ...] | None = None
+
+    @property
+    def file_stem(self) -> str:
+        """The report's name for this experiment's files: its id, plus "-sinr" etc.
+        for another reception model (report_reception.suffix)."""
+        from manetfair.report_reception import suffix
+
+        return self.experiment.id + suffix(self.reception)
 
     @property
     def runs(self) -> list[claims_mod.Run]:
@@ -62,17 +82,25 @@ def reproduce(
     availability: Mapping[str, tuple[bool, str]] | None = None,
     max_memory: int | None = None,
     reception: str = "threshold",
+    draw_into: Path | None = None,
+    timing: Timing | None = None,
     **options: Any,
 ) -> list[ExperimentResult]:
     """Runs every available experiment's sweep as one batch (so `jobs` workers stay busy
-    across experiments), then evaluates each experiment's claims on its runs.
+    across experiments); as soon as all runs of an experiment are stored, evaluates its
+    claims and, with `draw_into` (a folder), draws its figure and topology there in
+    the same workers while the runs of the next experiments simulate (plots.draw;
+    `ExperimentResult.drawn` says what was drawn).
 
     `reception` other than "threshold" runs every scenario under that reception model
-    (`radio.reception`); the experiments' own settings are otherwise unchanged. `options`
-    (on_start, backend) go to `runner.execute`."""
+    (`radio.reception`); the experiments' own settings are otherwise unchanged.
+    `timing` (Timing) records where the time went. `options` (on_start, backend,
+    commit) go to `runner.execute`."""
+    timing = timing if timing is not None else Timing(jobs=jobs)
     results: list[ExperimentResult] = []
     batch: list[RunSpec] = []
     owners: list[int] = []
+    t0 = time.perf_counter()
     for exp in experiments:
         ok, why = (
             availability[exp.id] if availability and exp.id in availability else exp.availability()
@@ -87,7 +115,9 @@ def reproduce(
                     spec.parameters = {**spec.parameters, "radio.reception": reception}
             batch.extend(specs)
             owners.extend([len(results) - 1] * len(specs))
-    outcomes = execute(
+    timing.expansion_s += time.perf_counter() - t0
+    pipeline = _Pipeline(results, owners, store, quick, draw_into, timing)
+    execute(
         batch,
         store,
         jobs=jobs,
@@ -95,19 +125,204 @@ def reproduce(
         on_done=on_done,
         experiment_quick=quick,
         max_memory=max_memory,
+        follow_up=pipeline,
+        clock=timing.clock,
         **options,
     )
-    for owner, outcome in zip(owners, outcomes):
-        results[owner].outcomes.append(outcome)
-    for result in results:
-        if result.available:
-            exp = result.experiment
-            if claims_mod.uses_traces([exp.claims, exp.figure_spec]):
-                result.traces = {o.run_id: store.traces(o.run_id) for o in result.outcomes}
-            result.verdicts = claims_mod.evaluate(
-                exp.runnable_claims(), result.runs, exp.variants(quick), model_evaluator(exp, quick)
-            )
+    pipeline.check()
     return results
+
+
+@dataclass
+class ExperimentTiming:
+    """Where one experiment's time went. `wall_s` runs from the start of its first run
+    simulated (or, when every run came from the store, of its claims) to the end of its
+    plots; `core_s` adds up its runs' time in the core where they ran; `core_share` is
+    core_s over the workers' wall time in that span (core_s / wall_s with one worker)."""
+
+    id: str
+    runs: int = 0
+    simulated: int = 0
+    sim_s: float = 0.0
+    core_s: float = 0.0
+    claims_s: float = 0.0
+    plot_s: float = 0.0
+    wall_s: float = 0.0
+    workers: int = 1
+    start: float = 0.0  # time.time()
+
+    @property
+    def core_share(self) -> float:
+        return self.core_s / (self.wall_s * self.workers) if self.wall_s > 0 else 0.0
+
+    @property
+    def sim_per_wall(self) -> float:
+        return self.sim_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "runs": self.runs,
+            "simulated": self.simulated,
+            "sim_s": round(self.sim_s, 3),
+            "wall_s": round(self.wall_s, 3),
+            "core_s": round(self.core_s, 3),
+            "core_share": round(self.core_share, 4),
+            "sim_s_per_wall_s": round(self.sim_per_wall, 2),
+            "claims_s": round(self.claims_s, 4),
+            "plot_s": round(self.plot_s, 3),
+        }
+
+
+@dataclass
+class Timing:
+    """Where a reproduction's time went, for the report's footer and `timing.json`
+    (never for anything compared between runs: runs, summaries, verdicts, plots).
+
+    Seconds: `expansion_s` (experiments read, variants expanded, scenarios checked
+    by the core), `store_s` (look-ups, commits and traces read back, in the main
+    process), `claims_s`, `plots_s` (summed where they were drawn), `report_s` (pages
+    written), `core_s` (runs, summed where they ran), and `wall_s` of the whole command
+    from its start (the interpreter's start-up and imports excepted)."""
+
+    jobs: int = 1
+    started: float = field(default_factory=time.perf_counter)
+    expansion_s: float = 0.0
+    claims_s: float = 0.0
+    report_s: float = 0.0
+    wall_s: float = 0.0
+    clock: BatchClock = field(default_factory=BatchClock)
+    experiments: list[ExperimentTiming] = field(default_factory=list)
+
+    def stop(self) -> None:
+        self.wall_s = time.perf_counter() - self.started
+
+    def as_json(self) -> dict[str, Any]:
+        c = self.clock
+        wall = self.wall_s
+        return {
+            "jobs": self.jobs,
+            "wall_s": round(wall, 3),
+            "runs": sum(e.runs for e in self.experiments),
+            "simulated": c.simulated,
+            "sim_s": round(c.sim_s, 3),
+            "sim_s_per_wall_s": round(c.sim_s / wall, 2) if wall > 0 else 0.0,
+            "core_s": round(c.core_s, 3),
+            "core_share": round(c.core_s / (wall * self.jobs), 4) if wall > 0 else 0.0,
+            "commits": c.commits,
+            "phases": {
+                "expansion_s": round(self.expansion_s + c.prepare_s, 3),
+                "store_s": round(c.store_s, 3),
+                "claims_s": round(self.claims_s, 3),
+                "plots_s": round(c.tasks_s, 3),
+                "report_s": round(self.report_s, 3),
+                "core_s": round(c.core_s, 3),
+            },
+            "experiments": [e.as_json() for e in self.experiments],
+        }
+
+
+class _Pipeline:
+    """The batch's FollowUp: gathers each experiment's runs as they are stored, and
+    when the last one is, evaluates its claims and hands its plots to the workers."""
+
+    def __init__(
+        self,
+        results: list[ExperimentResult],
+        owners: list[int],
+        store: ResultsStore,
+        quick: bool,
+        draw_into: Path | None,
+        timing: Timing,
+    ) -> None:
+        self.results = results
+        self.owners = owners
+        self.store = store
+        self.quick = quick
+        self.draw_into = draw_into
+        self.timing = timing
+        self.slots: dict[int, list[RunOutcome | None]] = {}
+        self.where: list[int] = []  # spec index -> its place among its experiment's runs
+        self.specs_of: dict[int, list[int]] = {}
+        for i, owner in enumerate(owners):
+            self.specs_of.setdefault(owner, []).append(i)
+            self.where.append(len(self.specs_of[owner]) - 1)
+        for owner, indices in self.specs_of.items():
+            self.slots[owner] = [None] * len(indices)
+        self.left = {owner: len(indices) for owner, indices in self.specs_of.items()}
+        self.errors: list[str] = []
+        workers = max(1, timing.jobs)
+        self.exp_timing = {
+            owner: ExperimentTiming(results[owner].experiment.id, workers=workers)
+            for owner in self.specs_of
+        }
+        timing.experiments = [self.exp_timing[o] for o in sorted(self.exp_timing)]
+
+    def stored(self, outcomes: list[tuple[int, RunOutcome]]) -> list[Task]:
+        tasks: list[Task] = []
+        for i, outcome in outcomes:
+            owner = self.owners[i]
+            self.slots[owner][self.where[i]] = outcome
+            self.left[owner] -= 1
+            if self.left[owner] == 0:
+                tasks += self._complete(owner)
+        return tasks
+
+    def _complete(self, owner: int) -> list[Task]:
+        result = self.results[owner]
+        result.outcomes = [o for o in self.slots[owner] if o is not None]
+        et = self.exp_timing[owner]
+        clock = self.timing.clock
+        ran = [o for o in result.outcomes if not o.cached]
+        et.runs = len(result.outcomes)
+        et.simulated = len(ran)
+        et.core_s = sum(o.core_s for o in ran)
+        et.sim_s = sum(float(o.summary.get("duration_s", 0.0)) for o in ran)
+        et.start = min((o.started for o in ran), default=time.time())
+        t0 = time.perf_counter()
+        exp = result.experiment
+        if claims_mod.uses_traces([exp.claims, exp.figure_spec]):
+            t_store = time.perf_counter()
+            with self.store.session():
+                result.traces = {o.run_id: self.store.traces(o.run_id) for o in result.outcomes}
+            clock.store_s += time.perf_counter() - t_store
+            t0 += time.perf_counter() - t_store
+        result.verdicts = claims_mod.evaluate(
+            exp.runnable_claims(),
+            result.runs,
+            exp.variants(self.quick),
+            model_evaluator(exp, self.quick),
+        )
+        et.claims_s = time.perf_counter() - t0
+        self.timing.claims_s += et.claims_s
+        if self.draw_into is None:
+            self._done(owner)
+            return []
+        from manetfair import plots
+
+        return [Task(owner, plots.draw, (result, self.draw_into, result.file_stem))]
+
+    def finished(self, task: Task, value: Any, seconds: float) -> list[Task]:
+        owner = int(task.key)
+        if isinstance(value, BaseException):
+            self.errors.append(
+                f"{self.results[owner].experiment.id}: drawing its plots failed: "
+                f"{type(value).__name__}: {value}"
+            )
+        else:
+            self.results[owner].drawn = tuple(value)
+        self.exp_timing[owner].plot_s = seconds
+        self._done(owner)
+        return []
+
+    def _done(self, owner: int) -> None:
+        et = self.exp_timing[owner]
+        et.wall_s = max(0.0, time.time() - et.start)
+
+    def check(self) -> None:
+        """Raises if a plot could not be drawn (as drawing it here would have)."""
+        if self.errors:
+            raise RuntimeError("; ".join(self.errors))
 
 
 def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """The results store: every finished run in one embedded DuckDB file.
 
 A run is keyed by (scenario hash, seed, code version): asking for the same key
-again is served from the store instead of simulating. Each run is committed as
-soon as it finishes, so an interrupted sweep keeps what it finished.
+again is served from the store instead of simulating. Finished runs are committed
+in groups (runner.CommitPolicy), one transaction per group, within seconds of
+finishing, so an interrupted sweep keeps what it finished.
 
 DuckDB lets one process at a time open a file. So that other processes (a
 DuckDB client, `manetfair export`, a second sweep) can read or write while a
@@ -21,7 +22,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,31 @@ class StoredRun:
     experiment_id: str | None = None
     variant: dict[str, Any] | None = None
     parameters: dict[str, Any] | None = None
+
+
+# (experiment id, variant, seed, run id, quick)
+Link = tuple[str, Mapping[str, Any], int, str, bool]
+
+
+@dataclass
+class NewRun:
+    """A finished run to store, with the experiments' (id, variant, seed, quick) it is
+    the run of."""
+
+    scenario_hash: str
+    seed: int
+    code_version: str
+    scenario_json: str
+    summary_json: str
+    traces_json: str | None
+    experiment_id: str | None = None
+    variant: Mapping[str, Any] | None = None
+    parameters: Mapping[str, Any] | None = None
+    links: list[tuple[str, Mapping[str, Any], int, bool]] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        return (self.scenario_hash, self.seed, self.code_version)
 
 
 class ResultsStore:
@@ -214,6 +240,38 @@ class ResultsStore:
             parameters=json.loads(row[4]) if row[4] else None,
         )
 
+    def lookup_many(
+        self, keys: Sequence[tuple[str, int]], code_version: str
+    ) -> dict[tuple[str, int], StoredRun]:
+        """The stored runs among `keys` ((scenario hash, seed) pairs) of `code_version`,
+        found in one query."""
+        wanted = set(keys)
+        if not wanted:
+            return {}
+        hashes = sorted({h for h, _ in wanted})
+        found: dict[tuple[str, int], StoredRun] = {}
+        with self.session() as con:
+            rows = con.execute(
+                "SELECT scenario_hash, seed, run_id, summary, experiment_id, variant, parameters "
+                "FROM runs WHERE code_version = ? AND scenario_hash IN "
+                "(SELECT unnest(?::VARCHAR[]))",
+                [code_version, hashes],
+            ).fetchall()
+        for h, seed, run_id, summary, exp_id, variant, parameters in rows:
+            if (h, seed) not in wanted:
+                continue
+            found[(h, seed)] = StoredRun(
+                run_id=run_id,
+                scenario_hash=h,
+                seed=seed,
+                code_version=code_version,
+                summary=json.loads(summary),
+                experiment_id=exp_id,
+                variant=json.loads(variant) if variant else None,
+                parameters=json.loads(parameters) if parameters else None,
+            )
+        return found
+
     def insert(
         self,
         *,
@@ -230,36 +288,76 @@ class ResultsStore:
         """Stores one finished run in its own transaction; returns its run id. If a run
         with the same key is already stored (another process finished it first), that
         run's id is returned and nothing is written."""
-        summary = json.loads(summary_json)
+        run = NewRun(
+            scenario_hash=scenario_hash,
+            seed=seed,
+            code_version=code_version,
+            scenario_json=scenario_json,
+            summary_json=summary_json,
+            traces_json=traces_json,
+            experiment_id=experiment_id,
+            variant=variant,
+            parameters=parameters,
+        )
+        return self.insert_many([run])[0]
+
+    def insert_many(self, runs: Sequence[NewRun]) -> list[str]:
+        """Stores finished runs, and their links to experiments, in one transaction:
+        all of them or (on an error) none. Returns their run ids in order. A run whose
+        key is already stored (another process finished it first) is not written again:
+        its stored id is returned and its links point there."""
+        if not runs:
+            return []
         with self.session() as con:
-            existing = con.execute(
-                "SELECT run_id FROM runs WHERE scenario_hash = ? AND seed = ? AND code_version = ?",
-                [scenario_hash, seed, code_version],
-            ).fetchone()
-            if existing is not None:
-                return str(existing[0])
-            run_id = uuid.uuid4().hex
             con.execute("BEGIN TRANSACTION")
             try:
-                con.execute(
-                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        run_id,
-                        scenario_hash,
-                        seed,
-                        code_version,
-                        summary.get("name"),
-                        experiment_id,
-                        _dumps(variant),
-                        _dumps(parameters),
-                        scenario_json,
-                        summary_json,
-                        summary.get("wall_s"),
-                        datetime.now(timezone.utc).replace(tzinfo=None),
-                    ],
-                )
-                if traces_json is not None:
-                    con.execute("INSERT INTO series VALUES (?, ?)", [run_id, traces_json])
+                ids: list[str] = []
+                new_rows: list[list[Any]] = []
+                series_rows: list[list[Any]] = []
+                links: list[list[Any]] = []
+                now = datetime.now(timezone.utc).replace(tzinfo=None)
+                known = self._stored_ids(con, [run.key for run in runs])
+                for run in runs:
+                    existing = known.get(run.key)
+                    if existing is not None:
+                        run_id = existing
+                    else:
+                        run_id = known[run.key] = uuid.uuid4().hex
+                        summary = json.loads(run.summary_json)
+                        new_rows.append(
+                            [
+                                run_id,
+                                run.scenario_hash,
+                                run.seed,
+                                run.code_version,
+                                summary.get("name"),
+                                run.experiment_id,
+                                _dumps(run.variant),
+                                _dumps(run.parameters),
+                                run.scenario_json,
+                                run.summary_json,
+                                summary.get("wall_s"),
+                                now,
+                            ]
+                        )
+                        if run.traces_json is not None:
+                            series_rows.append([run_id, run.traces_json])
+                    ids.append(run_id)
+                    links += [
+                        [exp_id, _dumps(variant), seed, run_id, quick]
+                        for exp_id, variant, seed, quick in run.links
+                    ]
+                if new_rows:
+                    con.executemany(
+                        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new_rows
+                    )
+                if series_rows:
+                    con.executemany("INSERT INTO series VALUES (?, ?)", series_rows)
+                if links:
+                    con.executemany(
+                        "INSERT INTO experiment_runs VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                        links,
+                    )
                 con.execute("COMMIT")
             except BaseException as exc:
                 # A failed write (a full disk) may already have ended the transaction:
@@ -271,22 +369,66 @@ class ResultsStore:
                 import duckdb
 
                 if isinstance(exc, duckdb.Error):
+                    what = (
+                        "a finished run"
+                        if len(runs) == 1
+                        else f"{len(runs)} finished runs (one transaction)"
+                    )
                     raise StoreWriteError(
-                        f"{self.path}: cannot store a finished run "
-                        f"({type(exc).__name__}: {exc}); the runs stored before it are kept"
+                        f"{self.path}: cannot store {what} "
+                        f"({type(exc).__name__}: {exc}); the runs stored before are kept"
                     ) from None
                 raise
-        return run_id
+        return ids
+
+    @staticmethod
+    def _stored_ids(con: Any, keys: Sequence[tuple[str, int, str]]) -> dict[Any, str]:
+        """Run ids of the keys (scenario hash, seed, code version) already stored."""
+        wanted = set(keys)
+        rows = con.execute(
+            "SELECT scenario_hash, seed, code_version, run_id FROM runs "
+            "WHERE scenario_hash IN (SELECT unnest(?::VARCHAR[]))",
+            [sorted({k[0] for k in wanted})],
+        ).fetchall()
+        return {(h, s, v): str(r) for h, s, v, r in rows if (h, s, v) in wanted}
 
     def link(
         self, experiment_id: str, variant: Mapping[str, Any], seed: int, run_id: str, quick: bool
     ) -> None:
         """Records that `run_id` is the run of an experiment's variant and seed."""
+        self.link_missing([(experiment_id, variant, seed, run_id, quick)])
+
+    def link_missing(self, links: Sequence[Link]) -> int:
+        """Records the links (experiment id, variant, seed, run id, quick) that are not
+        stored yet, all in one transaction; the links already there are neither read
+        back one by one nor written again. Returns how many were written."""
+        if not links:
+            return 0
+        rows = [[e, _dumps(v), s, r, q] for e, v, s, r, q in links]
         with self.session() as con:
-            con.execute(
-                "INSERT INTO experiment_runs VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                [experiment_id, _dumps(variant), seed, run_id, quick],
+            present = set(
+                con.execute(
+                    "SELECT experiment_id, CAST(variant AS VARCHAR), seed, run_id "
+                    "FROM experiment_runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [sorted({r[3] for r in rows})],
+                ).fetchall()
             )
+            missing = [r for r in rows if (r[0], r[1], r[2], r[3]) not in present]
+            if missing:
+                con.execute("BEGIN TRANSACTION")
+                try:
+                    con.executemany(
+                        "INSERT INTO experiment_runs VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                        missing,
+                    )
+                    con.execute("COMMIT")
+                except BaseException:
+                    try:
+                        con.execute("ROLLBACK")
+                    except Exception:  # noqa: BLE001, S110 - the original error is raised
+                        pass
+                    raise
+        return len(missing)
 
     def traces(self, run_id: str) -> dict[str, Any] | None:
         with self.session() as con:

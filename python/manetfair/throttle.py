@@ -31,7 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from manetfair.errors import InputError
-from manetfair.runner import RunOutcome, RunSpec, Simulate, execute, simulate_with_core
+from manetfair.runner import (
+    BatchClock,
+    RunOutcome,
+    RunSpec,
+    Simulate,
+    execute,
+    simulate_with_core,
+)
 from manetfair.scenario import Scenario, ScenarioLike, load
 from manetfair.store import ResultsStore
 
@@ -244,6 +251,7 @@ def measure_references(
     jobs: int = 1,
     simulate: Simulate = simulate_with_core,
     alone: bool = True,
+    clock: BatchClock | None = None,
 ) -> tuple[list[Scenario], list[Reference]]:
     """Fills in every scenario's missing Thr_max entries (and, where u_reference is
     "isolated", its flows' Thr_alone) from calibration runs, all obtained in one batch
@@ -256,7 +264,7 @@ def measure_references(
             for seed in range(1, n.seeds + 1):
                 specs.append(RunSpec(n.scenario.with_run(seed=seed), seed))
                 owners.append((i, j))
-    outcomes = execute(specs, store, jobs=jobs, simulate=simulate) if specs else []
+    outcomes = execute(specs, store, jobs=jobs, simulate=simulate, clock=clock) if specs else []
     runs: dict[tuple[int, int], list[RunOutcome]] = {}
     for owner, outcome in zip(owners, outcomes):
         runs.setdefault(owner, []).append(outcome)

@@ -338,8 +338,26 @@ app = "ftp"
     let qe = on.mac.qe.clone().unwrap();
     assert!(qe.completed > 100, "{qe:?}");
     assert!(qe.honored >= qe.completed && qe.requested >= qe.honored, "{qe:?}");
-    // Fewer RTS per delivered data frame: each exchange carries two packets.
-    let rts_per_data = |s: &Summary| s.mac.frames_sent["rts"] as f64 / s.mac.frames_sent["data"] as f64;
+    // Every station honours: nothing falls back to the plain exchange.
+    assert_eq!(qe.fallen_back, 0, "{qe:?}");
+    let (declined, _) = run(scenario(
+        &text(true).replace("enabled = true", "enabled = true\nhonor = false"),
+    ));
+    let qd = declined.mac.qe.clone().unwrap();
+    assert!(
+        qd.fallen_back > 100 && qd.honored == 0 && qd.requested >= qd.fallen_back,
+        "{qd:?}"
+    );
+    // DATA2+ACK1 is counted apart (`data_ack`), once per honoured exchange;
+    // no ACK-RTS without fast-forward, and neither key without the schemes.
+    assert_eq!(on.mac.frames_sent["data_ack"], qe.honored);
+    assert!(!on.mac.frames_sent.contains_key("ack_rts"));
+    assert!(!off.mac.frames_sent.contains_key("data_ack") && !off.mac.collisions.contains_key("data_ack"));
+    // Fewer RTS per data frame sent: each exchange carries two packets.
+    let rts_per_data = |s: &Summary| {
+        let f = &s.mac.frames_sent;
+        f["rts"] as f64 / (f["data"] + f.get("data_ack").copied().unwrap_or(0)) as f64
+    };
     assert!(
         rts_per_data(&on) < 0.9 * rts_per_data(&off),
         "{} vs {}",
@@ -394,6 +412,15 @@ app = "{app}"
         assert!(off.mac.ff.is_none());
         let ff = on.mac.ff.clone().unwrap();
         assert!(ff.attempted > 100, "{transport}: {ff:?}");
+        // Every ACK-RTS ends in one of three ways, or is under way at the
+        // end (at most one per relay); no limit, nothing limited.
+        let ended = ff.completed + ff.no_cts + ff.data_failed;
+        assert!(ended <= ff.attempted && ff.attempted <= ended + 3, "{ff:?}");
+        assert!(ff.completed > 0 && ff.limited == 0, "{ff:?}");
+        // ACK-RTS frames are counted apart from ACKs.
+        assert_eq!(on.mac.frames_sent["ack_rts"], ff.attempted);
+        assert_eq!(on.mac.frames_sent.contains_key("data_ack"), qe);
+        assert!(!off.mac.frames_sent.contains_key("ack_rts"));
         eprintln!(
             "{transport} qe {qe}: ff {ff:?}; throughput on {:.1} off {:.1} kbit/s",
             on.flows[0].throughput_kbps, off.flows[0].throughput_kbps
@@ -540,4 +567,47 @@ spacing_m = 200.0
     sim.run();
     assert!(sim.ledger_balanced(), "{:?}", sim.packets.ledger);
     assert!(sim.summary(0.0).mac.duplicates > 0);
+}
+
+/// `[mac] count_first_rts`: the summary counts the MSDUs whose first RTS
+/// went out and those whose first RTS got no CTS (Berger et al. §3.2, "a
+/// significant portion (20%) of transmission attempts fail to acquire the
+/// channel on their first attempt"); without the key neither field appears
+/// and the rest of the summary is the same.
+#[test]
+fn first_rts_failures_are_counted_on_request() {
+    let text = |count: bool| {
+        format!(
+            r#"
+duration_s = 10.0
+[mac]
+count_first_rts = {count}
+[topology]
+kind = "chain"
+nodes = 6
+spacing_m = 240.0
+[[flow]]
+src = 0
+dst = 5
+transport = "tcp-newreno"
+app = "ftp"
+"#
+        )
+    };
+    let (on, _) = run(scenario(&text(true)));
+    let (off, _) = run(scenario(&text(false)));
+    let (started, failed) = (on.mac.msdus_started.unwrap(), on.mac.first_rts_failed.unwrap());
+    assert!(started > 500 && failed > 0 && failed < started, "{failed} of {started}");
+    // Every MSDU started sent an RTS; retransmitted RTSs are not counted.
+    assert!(started <= on.mac.frames_sent["rts"]);
+    assert!(off.mac.msdus_started.is_none() && off.mac.first_rts_failed.is_none());
+    let json = serde_json::to_string(&off).unwrap();
+    assert!(!json.contains("first_rts") && !json.contains("msdus_started"));
+    let mut same = on.clone();
+    same.mac.msdus_started = None;
+    same.mac.first_rts_failed = None;
+    same.wall_s = off.wall_s;
+    same.name = off.name.clone();
+    assert_eq!(format!("{same:?}"), format!("{off:?}"));
+    eprintln!("first RTS failed for {failed} of {started} MSDUs");
 }

@@ -249,6 +249,9 @@ fn short_retry_limit_drops_and_signals_link_failure() {
     assert_eq!(rts_sent, 7);
     assert_eq!(cws, vec![63, 127, 255, 511, 1023, 1023, 31]);
     assert_eq!(a.stats.retry_drops, 1);
+    // One MSDU started, whose first RTS failed: the six retries are not
+    // first attempts.
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (1, 1));
     assert!(a.wants_msdu());
 }
 
@@ -287,6 +290,62 @@ fn long_retry_limit_counts_data_after_cts() {
     }
     assert_eq!(data_sent, vec![false, true, true, true]);
     assert!(out.iter().any(|x| matches!(x, MacAction::TxFailed { .. })));
+    // Four RTSs, each answered: one MSDU, whose first RTS got its CTS.
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (1, 0));
+}
+
+/// Berger et al. §3.2's "transmission attempts [that] fail to acquire the
+/// channel on their first attempt", counted per MSDU: its first RTS gets no
+/// CTS. Here the first MSDU's first RTS is lost, its second is answered,
+/// its DATA is not acknowledged and its third RTS is lost again (not a
+/// first attempt); then it is acknowledged. The second MSDU's first RTS is
+/// answered.
+#[test]
+fn first_rts_failures_are_counted_once_per_msdu() {
+    let mut a = dcf(A, 7);
+    let cts = Frame::control(FrameKind::Cts, B, A, Duration::ZERO, Rate::MBPS_1);
+    let ack = Frame::control(FrameKind::Ack, B, A, Duration::ZERO, Rate::MBPS_1);
+    // One RTS, answered by a CTS if `cts_comes`, its DATA by an ACK if
+    // `ack_comes`. Returns the actions after the exchange.
+    let attempt = |a: &mut Dcf, out: &[MacAction], cts_comes: bool, ack_comes: bool| -> Vec<MacAction> {
+        let (t, o) = fire(a, out, MacTimer::Access);
+        let rts = transmitted(&o).unwrap();
+        assert_eq!(rts.kind, FrameKind::Rts);
+        let end = t + rts.airtime();
+        let mut o = Vec::new();
+        a.handle_tx_end(end, &mut o);
+        if !cts_comes {
+            return fire(a, &o, MacTimer::Timeout).1;
+        }
+        let mut o = Vec::new();
+        a.handle_rx(end + Duration::from_micros(314), &cts, &mut o);
+        let (t, o) = fire(a, &o, MacTimer::Response);
+        let data = transmitted(&o).unwrap();
+        let end = t + data.airtime();
+        let mut o = Vec::new();
+        a.handle_tx_end(end, &mut o);
+        if !ack_comes {
+            return fire(a, &o, MacTimer::Timeout).1;
+        }
+        let mut o = Vec::new();
+        a.handle_rx(end + Duration::from_micros(314), &ack, &mut o);
+        o
+    };
+    let mut out = Vec::new();
+    a.handle_msdu(us(0), msdu(), B, &mut out);
+    let out = attempt(&mut a, &out, false, false);
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (1, 1));
+    let out = attempt(&mut a, &out, true, false);
+    let out = attempt(&mut a, &out, false, false);
+    let mut out = attempt(&mut a, &out, true, true);
+    assert!(out.contains(&MacAction::TxDone {
+        msdu: msdu(),
+        next_hop: B
+    }));
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (1, 1));
+    a.handle_msdu(us(100_000), other_msdu(), B, &mut out);
+    attempt(&mut a, &out, true, true);
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (2, 1));
 }
 
 #[test]

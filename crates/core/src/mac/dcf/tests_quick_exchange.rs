@@ -177,6 +177,17 @@ fn complete_quick_exchange() {
     assert!(bo.contains(&MacAction::TxDone { msdu: D2, next_hop: A }));
     assert_eq!(b.held_msdus().count(), 0);
     assert_eq!((a.cw(), b.cw()), (31, 31));
+    let s = &b.stats;
+    assert_eq!(
+        (
+            s.qe_requested,
+            s.qe_honored,
+            s.qe_completed,
+            s.qe_failed,
+            s.qe_fallen_back
+        ),
+        (1, 1, 1, 0, 0)
+    );
 }
 
 #[test]
@@ -214,6 +225,18 @@ fn declined_quick_exchange_falls_back_to_the_plain_exchange() {
     a.handle_rx(us(5520), &ack, &mut out);
     assert!(out.contains(&MacAction::TxDone { msdu: D1, next_hop: B }));
     assert_eq!(b.held_msdus().count(), 0);
+    // Offered, not honoured: it fell back to the plain exchange.
+    let s = &b.stats;
+    assert_eq!(
+        (
+            s.qe_requested,
+            s.qe_honored,
+            s.qe_completed,
+            s.qe_failed,
+            s.qe_fallen_back
+        ),
+        (1, 0, 0, 0, 1)
+    );
 }
 
 /// CTS(τ) lost, or DATA1 lost: B's DATA1 timeout at 5226 releases D2
@@ -241,6 +264,11 @@ fn data1_lost_releases_the_reverse_packet_and_fails_data1() {
     assert_eq!(t, us(5716));
     assert!(!o.iter().any(|x| matches!(x, MacAction::TxFailed { .. })));
     assert_eq!((a.cw(), a.current_msdu()), (63, Some((D1, B))));
+    // No DATA1: neither honoured nor fallen back.
+    assert_eq!(
+        (b.stats.qe_requested, b.stats.qe_honored, b.stats.qe_fallen_back),
+        (1, 0, 0)
+    );
 }
 
 /// Runs the exchange to DATA2+ACK1 (sent by B at 5216–5696); returns the
