@@ -1651,6 +1651,8 @@ impl Dcf {
 }
 
 #[cfg(test)]
+mod harness;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_fast_forward;

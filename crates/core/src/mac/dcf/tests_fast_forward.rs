@@ -13,17 +13,13 @@
 //!  Duration: ACK-RTS 5102 (A's and E's NAV to 10702; C's NAV untouched); CTS 4788
 //! ```
 
+use super::harness::{fire, station_with, timer, transmitted, us};
 use super::*;
-use crate::engine::{stream, Purpose};
 
 const A: u32 = 0;
 const B: u32 = 1;
 const C: u32 = 2;
 const E: u32 = 4;
-
-fn us(x: u64) -> SimTime {
-    SimTime(x * 1000)
-}
 
 fn station(me: u32) -> Dcf {
     let cfg = DcfConfig {
@@ -33,7 +29,7 @@ fn station(me: u32) -> Dcf {
         },
         ..DcfConfig::default()
     };
-    Dcf::new(me, cfg, stream(1, me as u64, Purpose::Backoff))
+    station_with(me, cfg, 1)
 }
 
 const D: Msdu = Msdu {
@@ -49,29 +45,6 @@ const DF: Msdu = Msdu {
     label: None,
     ff_run: 0,
 };
-
-fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
-    out.iter().rev().find_map(|a| match a {
-        MacAction::SetTimer { timer, at, gen } if *timer == t => Some((*at, *gen)),
-        _ => None,
-    })
-}
-
-fn transmitted(out: &[MacAction]) -> Frame {
-    out.iter()
-        .find_map(|a| match a {
-            MacAction::Transmit(f) => Some(*f),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("nothing transmitted in {out:?}"))
-}
-
-fn fire(m: &mut Dcf, out: &[MacAction], t: MacTimer) -> (SimTime, Vec<MacAction>) {
-    let (at, gen) = timer(out, t).unwrap_or_else(|| panic!("{t:?} not armed in {out:?}"));
-    let mut o = Vec::new();
-    m.handle_timer(at, t, gen, &mut o);
-    (at, o)
-}
 
 /// A's DATA ends at 5190 and B answers with the ACK-RTS (5200–5600).
 /// Returns A with its actions at 5190, B with its actions at 5600, and
@@ -307,7 +280,7 @@ fn limited_station(me: u32, limit: u32) -> Dcf {
         },
         ..DcfConfig::default()
     };
-    Dcf::new(me, cfg, stream(1, me as u64, Purpose::Backoff))
+    station_with(me, cfg, 1)
 }
 
 /// A's DATA, ending at 5190, carries a packet that came over `run`

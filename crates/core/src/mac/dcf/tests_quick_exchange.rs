@@ -13,17 +13,13 @@
 //!             DATA2+ACK1 314 (to 6010); ACK2 0
 //! ```
 
+use super::harness::{fire, station_with, timer, transmitted, us};
 use super::*;
-use crate::engine::{stream, Purpose};
 
 const A: u32 = 0;
 const B: u32 = 1;
 const C: u32 = 2;
 const D: u32 = 3;
-
-fn us(x: u64) -> SimTime {
-    SimTime(x * 1000)
-}
 
 fn cfg(honor: bool) -> DcfConfig {
     DcfConfig {
@@ -37,7 +33,7 @@ fn cfg(honor: bool) -> DcfConfig {
 }
 
 fn station(me: u32, honor: bool) -> Dcf {
-    Dcf::new(me, cfg(honor), stream(1, me as u64, Purpose::Backoff))
+    station_with(me, cfg(honor), 1)
 }
 
 const D1: Msdu = Msdu {
@@ -52,29 +48,6 @@ const D2: Msdu = Msdu {
     label: None,
     ff_run: 0,
 };
-
-fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
-    out.iter().rev().find_map(|a| match a {
-        MacAction::SetTimer { timer, at, gen } if *timer == t => Some((*at, *gen)),
-        _ => None,
-    })
-}
-
-fn transmitted(out: &[MacAction]) -> Frame {
-    out.iter()
-        .find_map(|a| match a {
-            MacAction::Transmit(f) => Some(*f),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("nothing transmitted in {out:?}"))
-}
-
-fn fire(m: &mut Dcf, out: &[MacAction], t: MacTimer) -> (SimTime, Vec<MacAction>) {
-    let (at, gen) = timer(out, t).unwrap_or_else(|| panic!("{t:?} not armed in {out:?}"));
-    let mut o = Vec::new();
-    m.handle_timer(at, t, gen, &mut o);
-    (at, o)
-}
 
 /// The exchange up to B's CTS(τ) ending at 732, B's D2 taken from the
 /// queue on request. Returns A, B, the CTS and B's actions at 732.
