@@ -90,7 +90,7 @@ def view_data(
                 open_tx[node] = frame
                 # The route runs from the flow's source: TCP ACKs coming back are left out.
                 forward = "flow" in ev and sources.get(ev["flow"]) == ev.get("src")
-                if ev.get("frame") == "data" and forward and ra >= 0:
+                if ev.get("frame") in ("data", "data_ack") and forward and ra >= 0:
                     edges.setdefault(ev["flow"], set()).add((node, ra))
             elif ev["event"] == "tx_end" and node in open_tx:
                 open_tx.pop(node)[1] = ev["t_ns"]

@@ -164,25 +164,61 @@ fn the_same_fields_without_the_schemes_balance() {
 }
 
 /// Quick-exchange's DATA2+ACK1 and fast-forward's ACK-RTS do go on the air
-/// in these fields, so the properties above exercise them. The trace tells
-/// them by size: a data frame 32 bytes over its packet (DATA2+ACK1's
-/// overhead) and a 26-byte ACK (the ACK-RTS).
+/// in these fields, so the properties above exercise them. The trace names
+/// them (`data_ack`, `ack_rts`) and their sizes agree: a data frame 32
+/// bytes over its packet (DATA2+ACK1's overhead) and a 26-byte ACK-RTS;
+/// no plain data frame or ACK has those sizes. Every data frame's packet
+/// left its sender's queue with a `dequeue` event, also when quick-exchange
+/// or fast-forward took it from the middle of the queue, and each `dequeue`
+/// names a packet enqueued at that node before. (A packet the MAC
+/// gives back to the head of the queue after a failure is not traced again
+/// as enqueued, so the events need not pair up.)
 #[test]
 fn the_fields_exercise_both_schemes() {
-    let (_, trace) = run_probed(field(7, 30, 900, 5, true, false, 15), true);
+    let (sim, trace) = run_probed(field(7, 30, 900, 5, true, false, 15), true);
     let (mut data_ack, mut ack_rts) = (0, 0);
+    let mut queued: HashMap<(u64, i64), u32> = HashMap::new();
+    let mut dequeued = 0;
+    let mut taken = std::collections::HashSet::new();
     for line in trace.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         let ev: serde_json::Value = serde_json::from_slice(line).unwrap();
-        if ev["event"] != "tx_start" {
-            continue;
-        }
-        let size = ev["frame_bytes"].as_u64();
-        match ev["frame"].as_str() {
-            Some("data") if size == ev["bytes"].as_u64().map(|b| b + 32) => data_ack += 1,
-            Some("ack") if size == Some(26) => ack_rts += 1,
+        let at = (ev["packet"].as_u64().unwrap_or(u64::MAX), ev["node"].as_i64().unwrap());
+        match ev["event"].as_str() {
+            Some("enqueue") => *queued.entry(at).or_default() += 1,
+            Some("dequeue") => {
+                assert!(queued.contains_key(&at), "dequeued, never enqueued: {ev}");
+                taken.insert(at);
+                dequeued += 1;
+            }
+            Some("tx_start") => {
+                if ev["frame"] == "data" || ev["frame"] == "data_ack" {
+                    assert!(taken.contains(&at), "sent, never dequeued: {ev}");
+                }
+                let size = ev["frame_bytes"].as_u64();
+                let over = ev["bytes"].as_u64().map(|b| size.unwrap() - b);
+                match ev["frame"].as_str() {
+                    Some("data_ack") => {
+                        assert_eq!(over, Some(32), "{ev}");
+                        data_ack += 1;
+                    }
+                    Some("ack_rts") => {
+                        assert_eq!(size, Some(26), "{ev}");
+                        ack_rts += 1;
+                    }
+                    Some("data") => assert_eq!(over, Some(28), "{ev}"),
+                    Some("ack") => assert_eq!(size, Some(14), "{ev}"),
+                    _ => {}
+                }
+            }
             _ => {}
         }
     }
     assert!(data_ack > 0, "no DATA2+ACK1 sent");
     assert!(ack_rts > 0, "no ACK-RTS sent");
+    assert!(dequeued > 0);
+    let s = sim.summary(0.0);
+    assert_eq!(
+        (s.mac.frames_sent["data_ack"], s.mac.frames_sent["ack_rts"]),
+        (data_ack, ack_rts)
+    );
 }

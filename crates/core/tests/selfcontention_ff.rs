@@ -38,7 +38,7 @@ fn run_of(ev: &Value) -> u64 {
 }
 
 fn is_ack_rts(ev: &Value) -> bool {
-    ev["frame"] == "ack" && ev["frame_bytes"] == 26
+    ev["frame"] == "ack_rts"
 }
 
 /// The run each data frame carries, checked against what happened on the

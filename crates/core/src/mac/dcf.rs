@@ -61,6 +61,11 @@ pub struct DcfConfig {
     pub fast_forward: FastForward,
     /// OPET (Zhai et al.), off by default.
     pub opet: Opet,
+    /// `[mac] count_first_rts`: the summary reports `msdus_started` and
+    /// `first_rts_failed` (Berger et al. §3.2's "20% of transmission
+    /// attempts fail to acquire the channel on their first attempt").
+    /// Counting changes nothing else.
+    pub count_first_rts: bool,
 }
 
 impl Default for DcfConfig {
@@ -79,6 +84,7 @@ impl Default for DcfConfig {
             quick_exchange: QuickExchange::default(),
             fast_forward: FastForward::default(),
             opet: Opet::default(),
+            count_first_rts: false,
         }
     }
 }
@@ -229,6 +235,8 @@ struct Held {
     /// fast-forwarded hop (`Msdu::ff_run`). Cleared when the attempt fails
     /// and the MSDU goes back to contention.
     forwarding: bool,
+    /// Its first RTS is on the air or awaits its CTS (`DcfStats::first_rts_failed`).
+    first_rts: bool,
 }
 
 impl Held {
@@ -395,10 +403,25 @@ pub struct DcfStats {
     pub qe_honored: u64,
     pub qe_completed: u64,
     pub qe_failed: u64,
+    /// Quick-exchange, at the RTS receiver: a CTS(τ) answered by a DATA1
+    /// whose Duration was not extended (its sender declined), so the
+    /// exchange went on as plain 802.11 and the reverse packet was released.
+    pub qe_fallen_back: u64,
     /// Fast-forward: ACK-RTSs sent, and packets not fast-forwarded
     /// because they came over `consecutive_limit` fast-forwarded hops.
     pub ff_attempted: u64,
     pub ff_limited: u64,
+    /// Fast-forward, at the relay: forwarded packets acknowledged by the
+    /// next hop, ACK-RTSs that got no CTS, and forwarded DATA that got no
+    /// ACK (after its CTS). Each ACK-RTS ends in one of the three (or is
+    /// under way when the run ends).
+    pub ff_completed: u64,
+    pub ff_no_cts: u64,
+    pub ff_data_failed: u64,
+    /// MSDUs whose first RTS (after contention) went on the air, and
+    /// those of them whose first RTS got no CTS.
+    pub msdus_started: u64,
+    pub first_rts_failed: u64,
     /// OPET: negative CTSs sent and received (blocks), ready-to-receive
     /// frames sent and received, those answered by DATA (resumes), those
     /// that timed out (lost or unanswered), and resumes given up.
@@ -630,6 +653,7 @@ impl Dcf {
             retries,
             attempts: u32::from(retries.seq.is_some()),
             forwarding: false,
+            first_rts: false,
         }
     }
 
@@ -1161,6 +1185,7 @@ impl Dcf {
                 self.cancel_timer(MacTimer::Timeout);
                 if let Some(h) = self.slot_mut(slot).as_mut() {
                     h.retries.short = 0;
+                    h.first_rts = false;
                 }
                 let honor = self.cfg.quick_exchange.enabled && self.cfg.quick_exchange.honor;
                 let tau = if honor { f.ext.tau } else { Duration::ZERO };
@@ -1206,6 +1231,7 @@ impl Dcf {
                     self.stats.qe_honored += 1;
                     self.respond(now, Response::DataAck(reverse), None, out);
                 } else {
+                    self.stats.qe_fallen_back += 1;
                     let ack = self.control(FrameKind::Ack, f.tx, Duration::ZERO);
                     self.respond(now, Response::Control(ack), None, out);
                     self.release(now, reverse, out);
@@ -1319,6 +1345,13 @@ impl Dcf {
             };
             let mut rts = self.control(FrameKind::Rts, c.next_hop, dur);
             rts.retry = c.retries.short > 0;
+            // A fresh MSDU's first RTS (no retry state, no frame sent yet).
+            if c.retries == Retries::default() && c.attempts == 0 {
+                self.stats.msdus_started += 1;
+                if let Some(cur) = self.current.as_mut() {
+                    cur.first_rts = true;
+                }
+            }
             if self.cfg.opet.enabled {
                 // OPET: the RTS names the flow, so that the receiver can refuse it.
                 rts.bytes += self.cfg.opet.flow_label_bytes;
@@ -1404,6 +1437,9 @@ impl Dcf {
     /// The MSDU of `slot` was acknowledged (or sent, if broadcast).
     fn delivered(&mut self, now: SimTime, slot: Slot, out: &mut Vec<MacAction>) {
         let h = self.slot_mut(slot).take().expect("delivered from an empty slot");
+        if h.forwarding {
+            self.stats.ff_completed += 1;
+        }
         out.push(MacAction::TxDone {
             msdu: h.msdu,
             next_hop: h.next_hop,
@@ -1486,9 +1522,19 @@ impl Dcf {
             h.retries.long += 1;
             h.retries.long >= long_limit
         };
+        let (forwarding, first_rts) = (h.forwarding, h.first_rts);
         // Back to contention, if it stays: its next hop is not a fast-forward.
         h.forwarding = false;
+        h.first_rts = false;
         let h = *h;
+        match (forwarding, waited_cts) {
+            (true, true) => self.stats.ff_no_cts += 1,
+            (true, false) => self.stats.ff_data_failed += 1,
+            (false, _) => {}
+        }
+        if waited_cts && first_rts {
+            self.stats.first_rts_failed += 1;
+        }
         if exhausted {
             *self.slot_mut(slot) = None;
             self.stats.retry_drops += 1;
@@ -1604,6 +1650,8 @@ impl Dcf {
     }
 }
 
+#[cfg(test)]
+mod harness;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -97,6 +97,38 @@ pub struct Msdu {
     pub ff_run: u8,
 }
 
+/// What summaries and traces call a frame: its kind, or one of Berger et
+/// al.'s combined frames (§3), which the DCF builds as a kind with an
+/// extension. They appear only with quick-exchange or fast-forward on, so
+/// plain runs count and trace exactly the kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameType {
+    Kind(FrameKind),
+    /// Fast-forward's ACK-RTS: an ACK with a second receiver address.
+    AckRts,
+    /// Quick-exchange's DATA2+ACK1: a data frame with a piggybacked ACK.
+    DataAck,
+}
+
+impl FrameType {
+    /// How many there are: the counters' size.
+    pub const COUNT: usize = FrameKind::ALL.len() + 2;
+    pub fn index(self) -> usize {
+        match self {
+            FrameType::Kind(k) => k.index(),
+            FrameType::AckRts => FrameKind::ALL.len(),
+            FrameType::DataAck => FrameKind::ALL.len() + 1,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameType::Kind(k) => k.name(),
+            FrameType::AckRts => "ack_rts",
+            FrameType::DataAck => "data_ack",
+        }
+    }
+}
+
 /// What the DCF's extensions add to a frame; all empty in plain 802.11.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Extensions {
@@ -174,6 +206,14 @@ impl Frame {
 
     pub fn airtime(&self) -> Duration {
         self.rate.airtime(self.bytes)
+    }
+    /// Its type for summaries and traces (`FrameType`).
+    pub fn frame_type(&self) -> FrameType {
+        match self.kind {
+            FrameKind::Ack if self.ext.rx2.is_some() => FrameType::AckRts,
+            FrameKind::Data if self.ext.piggybacked_ack => FrameType::DataAck,
+            k => FrameType::Kind(k),
+        }
     }
     pub fn is_broadcast(&self) -> bool {
         self.rx == BROADCAST

@@ -44,6 +44,12 @@ pub struct MacSummary {
     pub collisions: BTreeMap<&'static str, u64>,
     pub retry_drops: u64,
     pub duplicates: u64,
+    /// With `[mac] count_first_rts`: MSDUs whose first RTS went on the air
+    /// after contention, and those whose first RTS got no CTS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub msdus_started: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_rts_failed: Option<u64>,
     /// Quick-exchange's counters, with `[mac.quick_exchange]` enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qe: Option<QuickExchangeSummary>,
@@ -76,11 +82,19 @@ pub struct OpetSummary {
     pub rtr_abandoned: u64,
 }
 
-/// Fast-forward (Berger et al. §3.2).
+/// Fast-forward (Berger et al. §3.2), counted at the relays.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct FastForwardSummary {
     /// ACK-RTS frames sent.
     pub attempted: u64,
+    /// Forwarded packets acknowledged by the next hop.
+    pub completed: u64,
+    /// ACK-RTS frames that got no CTS.
+    pub no_cts: u64,
+    /// Forwarded DATA frames (sent after the CTS) that got no ACK.
+    pub data_failed: u64,
+    /// Packets not fast-forwarded because of `consecutive_limit`.
+    pub limited: u64,
 }
 
 /// Quick-exchange (Berger et al. §3.1), counted at the RTS receivers.
@@ -94,6 +108,9 @@ pub struct QuickExchangeSummary {
     pub completed: u64,
     /// Honoured exchanges whose DATA2+ACK1 or ACK2 went missing.
     pub failed: u64,
+    /// CTSs with τ > 0 answered by a DATA1 not extended (its sender
+    /// declined): the exchange went on as plain 802.11.
+    pub fallen_back: u64,
 }
 
 /// Routing protocol overhead: control packets and bytes sent, by type.

@@ -218,6 +218,10 @@ pub struct MacFile {
     /// `[mac.opet]` (docs/opet.md).
     #[serde(skip_serializing_if = "crate::mac::opet::Opet::is_default")]
     pub opet: crate::mac::opet::Opet,
+    /// The summary reports `mac.msdus_started` and `mac.first_rts_failed`
+    /// (docs/selfcontention.md).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub count_first_rts: bool,
 }
 
 impl Default for MacFile {
@@ -237,6 +241,7 @@ impl Default for MacFile {
             quick_exchange: Default::default(),
             fast_forward: Default::default(),
             opet: Default::default(),
+            count_first_rts: false,
         }
     }
 }
@@ -760,6 +765,7 @@ impl MacFile {
             quick_exchange: self.quick_exchange,
             fast_forward: self.fast_forward,
             opet: self.opet,
+            count_first_rts: self.count_first_rts,
         })
     }
 }

@@ -11,7 +11,7 @@ use crate::app::onoff::OnOffSource;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
 use crate::mac::dcf::{Dcf, Forward, MacAction, Retries};
 use crate::mac::fast_forward::Policy as FfPolicy;
-use crate::mac::frame::{Frame, FrameKind, Msdu, BROADCAST};
+use crate::mac::frame::{Frame, FrameKind, FrameType, Msdu, BROADCAST};
 use crate::mac::opet::{Resume, SourceBuffer};
 use crate::metrics::jain_index;
 use crate::metrics::summary::{
@@ -124,8 +124,8 @@ pub struct RxRecord {
 
 #[derive(Default)]
 struct Counters {
-    frames_sent: [u64; FrameKind::ALL.len()],
-    collisions: [u64; FrameKind::ALL.len()],
+    frames_sent: [u64; FrameType::COUNT],
+    collisions: [u64; FrameType::COUNT],
     /// (frame, receiver) pairs: signals handed to receivers (the cost unit
     /// of the benchmark's instruction counts, `bench/count.py`).
     deliveries: u64,
@@ -462,7 +462,7 @@ impl Simulator {
         if !was_busy {
             self.medium_busy(now, node);
         }
-        self.counters.frames_sent[frame.kind.index()] += 1;
+        self.counters.frames_sent[frame.frame_type().index()] += 1;
         if let Some(p) = self.probe.as_mut() {
             let mac = &self.nodes[node as usize].mac;
             p.transmissions.push(TxRecord {
@@ -602,7 +602,7 @@ impl Simulator {
     fn count_collision(&mut self, now: SimTime, node: u32, air: u32, why: Loss) {
         let a = &self.air[air as usize];
         if a.frame.is_addressed_to(node) {
-            self.counters.collisions[a.frame.kind.index()] += 1;
+            self.counters.collisions[a.frame.frame_type().index()] += 1;
         }
         if let Some(t) = self.trace.as_mut() {
             let cause = match why {
@@ -784,6 +784,7 @@ impl Simulator {
             MacAction::WantReverse { peer, max_bytes } => {
                 let n = &mut self.nodes[node as usize];
                 if let Some(q) = n.queue.dequeue(now, Select::NextHopUpTo(peer, max_bytes)) {
+                    self.trace_dequeue(now, node, &q);
                     let msdu = Self::msdu_of(&self.packets, &q);
                     let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
                     self.nodes[node as usize].mac.offer_reverse(msdu, q.next_hop, retries);
@@ -973,9 +974,24 @@ impl Simulator {
                 }) {
                     let taken = n.queue.dequeue(now, Select::Packet(q.packet));
                     debug_assert_eq!(taken, Some(q));
+                    self.trace_dequeue(now, node, &q);
                     Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
                 }
             }
+        }
+    }
+
+    /// The MAC took `q` from `node`'s queue: for its next exchange, or
+    /// inside one (quick-exchange's reverse packet, fast-forward's).
+    fn trace_dequeue(&mut self, now: SimTime, node: u32, q: &Queued) {
+        if let Some(t) = self.trace.as_mut() {
+            let p = self.packets.get(q.packet);
+            t.record(
+                now,
+                TraceEvent::new(TraceKind::Dequeue, node)
+                    .packet(Some(p))
+                    .peer(q.next_hop),
+            );
         }
     }
 
@@ -1030,15 +1046,7 @@ impl Simulator {
         n.queue.expire_blocks(now);
         if n.mac.wants_msdu() {
             if let Some(q) = n.queue.dequeue(now, Select::Any) {
-                if let Some(t) = self.trace.as_mut() {
-                    let p = self.packets.get(q.packet);
-                    t.record(
-                        now,
-                        TraceEvent::new(TraceKind::Dequeue, node)
-                            .packet(Some(p))
-                            .peer(q.next_hop),
-                    );
-                }
+                self.trace_dequeue(now, node, &q);
                 let msdu = Self::msdu_of(&self.packets, &q);
                 let retries = Self::take_carried(&mut self.carried, &self.packets, node, q.packet);
                 let mac = &mut self.nodes[node as usize].mac;
@@ -1586,9 +1594,19 @@ impl Simulator {
         } else {
             &FrameKind::STANDARD
         };
-        for &k in kinds {
-            mac.frames_sent.insert(k.name(), self.counters.frames_sent[k.index()]);
-            mac.collisions.insert(k.name(), self.counters.collisions[k.index()]);
+        // Berger et al.'s combined frames are counted apart from ACK and
+        // DATA, with their scheme on.
+        let combined = [
+            (self.sc.dcf.fast_forward.enabled, FrameType::AckRts),
+            (self.sc.dcf.quick_exchange.enabled, FrameType::DataAck),
+        ];
+        let types = kinds
+            .iter()
+            .map(|&k| FrameType::Kind(k))
+            .chain(combined.into_iter().filter(|&(on, _)| on).map(|(_, t)| t));
+        for t in types {
+            mac.frames_sent.insert(t.name(), self.counters.frames_sent[t.index()]);
+            mac.collisions.insert(t.name(), self.counters.collisions[t.index()]);
         }
         mac.retry_drops = self.nodes.iter().map(|n| n.mac.stats.retry_drops).sum();
         mac.duplicates = self.nodes.iter().map(|n| n.mac.stats.duplicates).sum();
@@ -1599,12 +1617,22 @@ impl Simulator {
                 honored: sum(|s| s.qe_honored),
                 completed: sum(|s| s.qe_completed),
                 failed: sum(|s| s.qe_failed),
+                fallen_back: sum(|s| s.qe_fallen_back),
             });
         }
         if self.sc.dcf.fast_forward.enabled {
+            let sum = |f: fn(&crate::mac::dcf::DcfStats) -> u64| self.nodes.iter().map(|n| f(&n.mac.stats)).sum();
             mac.ff = Some(crate::metrics::summary::FastForwardSummary {
-                attempted: self.nodes.iter().map(|n| n.mac.stats.ff_attempted).sum(),
+                attempted: sum(|s| s.ff_attempted),
+                completed: sum(|s| s.ff_completed),
+                no_cts: sum(|s| s.ff_no_cts),
+                data_failed: sum(|s| s.ff_data_failed),
+                limited: sum(|s| s.ff_limited),
             });
+        }
+        if self.sc.dcf.count_first_rts {
+            mac.msdus_started = Some(self.nodes.iter().map(|n| n.mac.stats.msdus_started).sum());
+            mac.first_rts_failed = Some(self.nodes.iter().map(|n| n.mac.stats.first_rts_failed).sum());
         }
         if self.opet.is_some() {
             let sum = |f: fn(&crate::mac::dcf::DcfStats) -> u64| self.nodes.iter().map(|n| f(&n.mac.stats)).sum();

@@ -338,8 +338,26 @@ app = "ftp"
     let qe = on.mac.qe.clone().unwrap();
     assert!(qe.completed > 100, "{qe:?}");
     assert!(qe.honored >= qe.completed && qe.requested >= qe.honored, "{qe:?}");
-    // Fewer RTS per delivered data frame: each exchange carries two packets.
-    let rts_per_data = |s: &Summary| s.mac.frames_sent["rts"] as f64 / s.mac.frames_sent["data"] as f64;
+    // Every station honours: nothing falls back to the plain exchange.
+    assert_eq!(qe.fallen_back, 0, "{qe:?}");
+    let (declined, _) = run(scenario(
+        &text(true).replace("enabled = true", "enabled = true\nhonor = false"),
+    ));
+    let qd = declined.mac.qe.clone().unwrap();
+    assert!(
+        qd.fallen_back > 100 && qd.honored == 0 && qd.requested >= qd.fallen_back,
+        "{qd:?}"
+    );
+    // DATA2+ACK1 is counted apart (`data_ack`), once per honoured exchange;
+    // no ACK-RTS without fast-forward, and neither key without the schemes.
+    assert_eq!(on.mac.frames_sent["data_ack"], qe.honored);
+    assert!(!on.mac.frames_sent.contains_key("ack_rts"));
+    assert!(!off.mac.frames_sent.contains_key("data_ack") && !off.mac.collisions.contains_key("data_ack"));
+    // Fewer RTS per data frame sent: each exchange carries two packets.
+    let rts_per_data = |s: &Summary| {
+        let f = &s.mac.frames_sent;
+        f["rts"] as f64 / (f["data"] + f.get("data_ack").copied().unwrap_or(0)) as f64
+    };
     assert!(
         rts_per_data(&on) < 0.9 * rts_per_data(&off),
         "{} vs {}",
@@ -394,6 +412,15 @@ app = "{app}"
         assert!(off.mac.ff.is_none());
         let ff = on.mac.ff.clone().unwrap();
         assert!(ff.attempted > 100, "{transport}: {ff:?}");
+        // Every ACK-RTS ends in one of three ways, or is under way at the
+        // end (at most one per relay); no limit, nothing limited.
+        let ended = ff.completed + ff.no_cts + ff.data_failed;
+        assert!(ended <= ff.attempted && ff.attempted <= ended + 3, "{ff:?}");
+        assert!(ff.completed > 0 && ff.limited == 0, "{ff:?}");
+        // ACK-RTS frames are counted apart from ACKs.
+        assert_eq!(on.mac.frames_sent["ack_rts"], ff.attempted);
+        assert_eq!(on.mac.frames_sent.contains_key("data_ack"), qe);
+        assert!(!off.mac.frames_sent.contains_key("ack_rts"));
         eprintln!(
             "{transport} qe {qe}: ff {ff:?}; throughput on {:.1} off {:.1} kbit/s",
             on.flows[0].throughput_kbps, off.flows[0].throughput_kbps
@@ -540,4 +567,162 @@ spacing_m = 200.0
     sim.run();
     assert!(sim.ledger_balanced(), "{:?}", sim.packets.ledger);
     assert!(sim.summary(0.0).mac.duplicates > 0);
+}
+
+/// `[mac] count_first_rts`: the summary counts the MSDUs whose first RTS
+/// went out and those whose first RTS got no CTS (Berger et al. §3.2, "a
+/// significant portion (20%) of transmission attempts fail to acquire the
+/// channel on their first attempt"); without the key neither field appears
+/// and the rest of the summary is the same.
+#[test]
+fn first_rts_failures_are_counted_on_request() {
+    let text = |count: bool| {
+        format!(
+            r#"
+duration_s = 10.0
+[mac]
+count_first_rts = {count}
+[topology]
+kind = "chain"
+nodes = 6
+spacing_m = 240.0
+[[flow]]
+src = 0
+dst = 5
+transport = "tcp-newreno"
+app = "ftp"
+"#
+        )
+    };
+    let (on, _) = run(scenario(&text(true)));
+    let (off, _) = run(scenario(&text(false)));
+    let (started, failed) = (on.mac.msdus_started.unwrap(), on.mac.first_rts_failed.unwrap());
+    assert!(started > 500 && failed > 0 && failed < started, "{failed} of {started}");
+    // Every MSDU started sent an RTS; retransmitted RTSs are not counted.
+    assert!(started <= on.mac.frames_sent["rts"]);
+    assert!(off.mac.msdus_started.is_none() && off.mac.first_rts_failed.is_none());
+    let json = serde_json::to_string(&off).unwrap();
+    assert!(!json.contains("first_rts") && !json.contains("msdus_started"));
+    let mut same = on.clone();
+    same.mac.msdus_started = None;
+    same.mac.first_rts_failed = None;
+    same.wall_s = off.wall_s;
+    same.name = off.name.clone();
+    assert_eq!(format!("{same:?}"), format!("{off:?}"));
+    eprintln!("first RTS failed for {failed} of {started} MSDUs");
+}
+
+/// Berger et al. §3.2: a relay fast-forwards only "if the next hop can be
+/// determined *without the need to generate route discovery or address
+/// resolution traffic*". On a 4-node chain (p = 1, the `any` policy, which
+/// would send on whatever heads the relay's queue) node 0 hands node 1 a
+/// data packet for `dst` straight from its queue at 1 s, as if it had a
+/// route. With `relay_busy`, node 1 sends UDP to node 2 from 0.5 s on at
+/// more than the channel carries (with AODV, after its discovery of node
+/// 2), so that it holds packets for node 2 when node 0's arrives. Static
+/// routes are a flow's: there the packet belongs to a flow 0 → 3 that sends
+/// one packet of its own at 2.9 s. Returns the summary,
+/// whether anyone sent an ACK-RTS and whether node 1 acknowledged node 0
+/// with a plain ACK.
+fn relay_case(protocol: &str, relay_busy: bool, dst: Option<u32>) -> (Summary, bool, bool) {
+    let static_flow = protocol == "static";
+    let flow_table = match (static_flow, relay_busy) {
+        (true, _) => "[[flow]]\nsrc = 0\ndst = 3\ntransport = \"udp\"\napp = \"cbr\"\nrate_kbps = 8.0\nstart_s = 2.9\n",
+        (false, true) => {
+            "[[flow]]\nsrc = 1\ndst = 2\ntransport = \"udp\"\napp = \"cbr\"\nrate_kbps = 1600.0\nstart_s = 0.5\n"
+        }
+        (false, false) => "",
+    };
+    let sc = scenario(&format!(
+        r#"
+duration_s = 3.0
+[mac.fast_forward]
+enabled = true
+p = 1.0
+policy = "any"
+[routing]
+protocol = "{protocol}"
+[topology]
+kind = "chain"
+nodes = 4
+spacing_m = 200.0
+{flow_table}"#
+    ));
+    let mut sim = Simulator::new(sc);
+    sim.enable_trace(Default::default());
+    let packet = |dst: u32, now: SimTime| Packet {
+        uid: 0,
+        kind: PacketKind::Data,
+        flow: if static_flow { 0 } else { crate::net::packet::NO_FLOW },
+        src: 0,
+        dst,
+        bytes: 1028,
+        payload_bytes: 1000,
+        created: now,
+        ttl: DEFAULT_TTL,
+        hops: 0,
+        ff_run: 0,
+        body: Body::Udp { seq: 0 },
+    };
+    sim.run_until(SimTime::from_secs_f64(1.0));
+    if let Some(dst) = dst {
+        let now = sim.now();
+        let id = sim.packets.create(packet(dst, now));
+        sim.with_out(0, |s, out| {
+            s.try_enqueue(now, 0, id, 1, out);
+        });
+    }
+    sim.run();
+    let trace = sim.take_trace();
+    let mut ack_rts = false;
+    let mut plain_ack_to_0 = false;
+    for line in trace.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let ev: serde_json::Value = serde_json::from_slice(line).unwrap();
+        if ev["event"] == "tx_start" {
+            ack_rts |= ev["frame"] == "ack_rts";
+            plain_ack_to_0 |= ev["node"] == 1 && ev["frame"] == "ack" && ev["ra"] == 0;
+        }
+    }
+    (sim.summary(0.0), ack_rts, plain_ack_to_0)
+}
+
+#[test]
+fn a_relay_without_a_route_does_not_fast_forward() {
+    let rreq = |s: &Summary| s.routing.by_type.get("rreq").copied().unwrap_or(0);
+    // AODV: node 1 has a route to node 2 and packets for it in hand, but
+    // none to node 3. Node 0's packet for node 3 gets a plain ACK, nothing
+    // is fast-forwarded, the packet is dropped for want of a route (node 1
+    // reports it with a RERR) and no route discovery follows: the RREQs are
+    // those of node 1's own discovery, as many as without node 0's packet.
+    let (s, ack_rts, plain) = relay_case("aodv", true, Some(3));
+    let (alone, _, _) = relay_case("aodv", true, None);
+    assert!(!ack_rts && plain, "the relay acknowledged with a plain ACK");
+    let ff = s.mac.ff.clone().unwrap();
+    assert_eq!((ff.attempted, s.mac.frames_sent["ack_rts"]), (0, 0));
+    assert_eq!(s.drops["no_route"], 1);
+    assert!(
+        rreq(&alone) > 0 && rreq(&s) == rreq(&alone),
+        "{} vs {}",
+        rreq(&s),
+        rreq(&alone)
+    );
+    assert!(s.ledger.balanced);
+    // The same relay with nothing discovered at all: no RREQ anywhere.
+    let (bare, ack_rts, plain) = relay_case("aodv", false, Some(3));
+    assert!(!ack_rts && plain && rreq(&bare) == 0 && bare.drops["no_route"] == 1);
+    // Node 0's packet for node 2, whose route node 1 knows: it is
+    // acknowledged by an ACK-RTS and something goes on by fast-forward,
+    // again without a discovery of its own.
+    let (known, ack_rts, _) = relay_case("aodv", true, Some(2));
+    assert!(
+        ack_rts && known.mac.ff.clone().unwrap().attempted >= 1,
+        "{:?}",
+        known.mac.ff
+    );
+    assert_eq!((rreq(&known), known.drops["no_route"]), (rreq(&alone), 0));
+    assert!(known.ledger.balanced);
+    // Static routes always know the next hop.
+    let (st, ack_rts, _) = relay_case("static", false, Some(3));
+    assert!(ack_rts && st.mac.ff.unwrap().completed >= 1);
+    assert_eq!(st.drops["no_route"], 0);
 }

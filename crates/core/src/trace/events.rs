@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use crate::mac::frame::{Frame, FrameKind, BROADCAST};
+use crate::mac::frame::{Frame, BROADCAST};
 use crate::net::packet::{DropCause, Packet, NO_FLOW};
 use crate::time::SimTime;
 
@@ -211,14 +211,9 @@ impl TraceSink {
             let _ = write!(b, ",\"packet_kind\":\"{kind}\"");
         }
         if let Some(f) = ev.frame {
-            let kind = match f.kind {
-                FrameKind::Rts => "rts",
-                FrameKind::Cts => "cts",
-                FrameKind::Data => "data",
-                FrameKind::Ack => "ack",
-                FrameKind::Ncts => "ncts",
-                FrameKind::Rtr => "rtr",
-            };
+            // Kinds, plus quick-exchange's `data_ack` and fast-forward's
+            // `ack_rts` (FrameType).
+            let kind = f.frame_type().name();
             let _ = write!(b, ",\"frame\":\"{kind}\",\"frame_bytes\":{}", f.bytes);
             if let Some(ra) = ra {
                 let _ = write!(b, ",\"ra\":{ra}");

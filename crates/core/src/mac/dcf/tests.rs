@@ -9,20 +9,16 @@
 //!                        412        716                            5152     5456
 //! ```
 
+use super::harness::{fire, on_air, station_with, timer, us};
 use super::*;
-use crate::engine::{stream, Purpose};
 use crate::mac::frame::RTS_BYTES;
 
 const A: u32 = 0;
 const B: u32 = 1;
 const C: u32 = 2;
 
-fn us(x: u64) -> SimTime {
-    SimTime(x * 1000)
-}
-
 fn dcf(me: u32, seed: u64) -> Dcf {
-    Dcf::new(me, DcfConfig::default(), stream(seed, me as u64, Purpose::Backoff))
+    station_with(me, DcfConfig::default(), seed)
 }
 
 /// 1000 B payload + UDP 8 + IP 20: a 1056-byte data frame, 4416 µs at 2 Mbit/s.
@@ -35,28 +31,6 @@ fn msdu() -> Msdu {
     }
 }
 
-fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
-    out.iter().rev().find_map(|a| match a {
-        MacAction::SetTimer { timer, at, gen } if *timer == t => Some((*at, *gen)),
-        _ => None,
-    })
-}
-
-fn transmitted(out: &[MacAction]) -> Option<Frame> {
-    out.iter().find_map(|a| match a {
-        MacAction::Transmit(f) => Some(*f),
-        _ => None,
-    })
-}
-
-/// Fires `t` at the time it was armed for and returns what the MAC did.
-fn fire(m: &mut Dcf, out: &[MacAction], t: MacTimer) -> (SimTime, Vec<MacAction>) {
-    let (at, gen) = timer(out, t).unwrap_or_else(|| panic!("{t:?} not armed in {out:?}"));
-    let mut o = Vec::new();
-    m.handle_timer(at, t, gen, &mut o);
-    (at, o)
-}
-
 #[test]
 fn rts_cts_data_ack_exchange() {
     let (mut a, mut b) = (dcf(A, 1), dcf(B, 1));
@@ -65,7 +39,7 @@ fn rts_cts_data_ack_exchange() {
     // Idle medium: no backoff, transmit after DIFS.
     let (t, o) = fire(&mut a, &out, MacTimer::Access);
     assert_eq!(t, us(50));
-    let rts = transmitted(&o).unwrap();
+    let rts = on_air(&o).unwrap();
     assert_eq!(rts.kind, FrameKind::Rts);
     assert_eq!(rts.airtime(), Duration::from_micros(352));
     // NAV: 3 SIFS + CTS 304 + DATA 4416 + ACK 304.
@@ -82,7 +56,7 @@ fn rts_cts_data_ack_exchange() {
     b.handle_medium_idle(us(402), &mut bo);
     let (t, o) = fire(&mut b, &bo, MacTimer::Response);
     assert_eq!(t, us(412));
-    let cts = transmitted(&o).unwrap();
+    let cts = on_air(&o).unwrap();
     assert_eq!(
         (cts.kind, cts.rx, cts.duration),
         (FrameKind::Cts, A, Duration::from_micros(4740))
@@ -93,7 +67,7 @@ fn rts_cts_data_ack_exchange() {
     a.handle_rx(us(716), &cts, &mut out);
     let (t, o) = fire(&mut a, &out, MacTimer::Response);
     assert_eq!(t, us(726));
-    let data = transmitted(&o).unwrap();
+    let data = on_air(&o).unwrap();
     assert_eq!(
         (data.kind, data.duration, data.retry),
         (FrameKind::Data, Duration::from_micros(314), false)
@@ -107,7 +81,7 @@ fn rts_cts_data_ack_exchange() {
     assert!(bo.contains(&MacAction::Deliver { msdu: msdu(), from: A }));
     let (t, o) = fire(&mut b, &bo, MacTimer::Response);
     assert_eq!(t, us(5152));
-    let ack = transmitted(&o).unwrap();
+    let ack = on_air(&o).unwrap();
     assert_eq!(ack.kind, FrameKind::Ack);
 
     let mut out = Vec::new();
@@ -210,7 +184,7 @@ fn backoff_freezes_while_busy_and_resumes() {
     m.handle_medium_idle(us(1000), &mut out);
     let (t, o) = fire(&mut m, &out, MacTimer::Access);
     assert_eq!(t, us(1000 + 50 + 20 * (k - 2)));
-    assert_eq!(transmitted(&o).unwrap().kind, FrameKind::Rts);
+    assert_eq!(on_air(&o).unwrap().kind, FrameKind::Rts);
     // A stale timer generation is ignored.
     let mut o = Vec::new();
     m.handle_timer(t, MacTimer::Access, 0, &mut o);
@@ -227,7 +201,7 @@ fn short_retry_limit_drops_and_signals_link_failure() {
     let mut rts_sent = 0;
     loop {
         let (t, o) = fire(&mut a, &out, MacTimer::Access);
-        let f = transmitted(&o).unwrap();
+        let f = on_air(&o).unwrap();
         assert_eq!(f.kind, FrameKind::Rts);
         assert_eq!(f.retry, rts_sent > 0);
         rts_sent += 1;
@@ -249,6 +223,9 @@ fn short_retry_limit_drops_and_signals_link_failure() {
     assert_eq!(rts_sent, 7);
     assert_eq!(cws, vec![63, 127, 255, 511, 1023, 1023, 31]);
     assert_eq!(a.stats.retry_drops, 1);
+    // One MSDU started, whose first RTS failed: the six retries are not
+    // first attempts.
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (1, 1));
     assert!(a.wants_msdu());
 }
 
@@ -272,13 +249,13 @@ fn long_retry_limit_counts_data_after_cts() {
     let mut data_sent = Vec::new();
     for _ in 0..4 {
         let (t, o) = fire(&mut a, &out, MacTimer::Access);
-        let rts = transmitted(&o).unwrap();
+        let rts = on_air(&o).unwrap();
         let end = t + rts.airtime();
         a.handle_tx_end(end, &mut Vec::new());
         let mut o = Vec::new();
         a.handle_rx(end + Duration::from_micros(314), &cts, &mut o);
         let (t, o) = fire(&mut a, &o, MacTimer::Response);
-        let data = transmitted(&o).unwrap();
+        let data = on_air(&o).unwrap();
         data_sent.push(data.retry);
         let mut o = Vec::new();
         a.handle_tx_end(t + data.airtime(), &mut o);
@@ -287,6 +264,62 @@ fn long_retry_limit_counts_data_after_cts() {
     }
     assert_eq!(data_sent, vec![false, true, true, true]);
     assert!(out.iter().any(|x| matches!(x, MacAction::TxFailed { .. })));
+    // Four RTSs, each answered: one MSDU, whose first RTS got its CTS.
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (1, 0));
+}
+
+/// Berger et al. §3.2's "transmission attempts [that] fail to acquire the
+/// channel on their first attempt", counted per MSDU: its first RTS gets no
+/// CTS. Here the first MSDU's first RTS is lost, its second is answered,
+/// its DATA is not acknowledged and its third RTS is lost again (not a
+/// first attempt); then it is acknowledged. The second MSDU's first RTS is
+/// answered.
+#[test]
+fn first_rts_failures_are_counted_once_per_msdu() {
+    let mut a = dcf(A, 7);
+    let cts = Frame::control(FrameKind::Cts, B, A, Duration::ZERO, Rate::MBPS_1);
+    let ack = Frame::control(FrameKind::Ack, B, A, Duration::ZERO, Rate::MBPS_1);
+    // One RTS, answered by a CTS if `cts_comes`, its DATA by an ACK if
+    // `ack_comes`. Returns the actions after the exchange.
+    let attempt = |a: &mut Dcf, out: &[MacAction], cts_comes: bool, ack_comes: bool| -> Vec<MacAction> {
+        let (t, o) = fire(a, out, MacTimer::Access);
+        let rts = on_air(&o).unwrap();
+        assert_eq!(rts.kind, FrameKind::Rts);
+        let end = t + rts.airtime();
+        let mut o = Vec::new();
+        a.handle_tx_end(end, &mut o);
+        if !cts_comes {
+            return fire(a, &o, MacTimer::Timeout).1;
+        }
+        let mut o = Vec::new();
+        a.handle_rx(end + Duration::from_micros(314), &cts, &mut o);
+        let (t, o) = fire(a, &o, MacTimer::Response);
+        let data = on_air(&o).unwrap();
+        let end = t + data.airtime();
+        let mut o = Vec::new();
+        a.handle_tx_end(end, &mut o);
+        if !ack_comes {
+            return fire(a, &o, MacTimer::Timeout).1;
+        }
+        let mut o = Vec::new();
+        a.handle_rx(end + Duration::from_micros(314), &ack, &mut o);
+        o
+    };
+    let mut out = Vec::new();
+    a.handle_msdu(us(0), msdu(), B, &mut out);
+    let out = attempt(&mut a, &out, false, false);
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (1, 1));
+    let out = attempt(&mut a, &out, true, false);
+    let out = attempt(&mut a, &out, false, false);
+    let mut out = attempt(&mut a, &out, true, true);
+    assert!(out.contains(&MacAction::TxDone {
+        msdu: msdu(),
+        next_hop: B
+    }));
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (1, 1));
+    a.handle_msdu(us(100_000), other_msdu(), B, &mut out);
+    attempt(&mut a, &out, true, true);
+    assert_eq!((a.stats.msdus_started, a.stats.first_rts_failed), (2, 1));
 }
 
 #[test]
@@ -309,7 +342,7 @@ fn duplicate_data_is_acked_but_not_delivered_twice() {
     assert_eq!(o.iter().filter(|x| matches!(x, MacAction::Deliver { .. })).count(), 1);
     let (_, t) = fire(&mut b, &o, MacTimer::Response);
     b.handle_tx_end(us(400), &mut Vec::new());
-    assert_eq!(transmitted(&t).unwrap().kind, FrameKind::Ack);
+    assert_eq!(on_air(&t).unwrap().kind, FrameKind::Ack);
     let mut o = Vec::new();
     b.handle_rx(us(6000), &Frame { retry: true, ..data }, &mut o);
     assert!(!o.iter().any(|x| matches!(x, MacAction::Deliver { .. })));
@@ -323,7 +356,7 @@ fn broadcast_goes_without_rts_or_ack_at_the_basic_rate() {
     let mut out = Vec::new();
     a.handle_msdu(us(0), msdu(), BROADCAST, &mut out);
     let (t, o) = fire(&mut a, &out, MacTimer::Access);
-    let f = transmitted(&o).unwrap();
+    let f = on_air(&o).unwrap();
     assert_eq!(
         (f.kind, f.rx, f.rate, f.duration),
         (FrameKind::Data, BROADCAST, Rate::MBPS_1, Duration::ZERO)
@@ -384,7 +417,7 @@ fn second_slot_sends_while_the_first_stays_frozen() {
     assert!(timer(&out, MacTimer::Access).is_none());
     let (t, o) = fire(&mut b, &out, MacTimer::Response);
     assert_eq!(t, us(409));
-    let data = transmitted(&o).unwrap();
+    let data = on_air(&o).unwrap();
     assert!(b.transmitting_response());
     // The second slot's MSDU has the next sequence number (the first has 0).
     assert_eq!(
@@ -410,7 +443,7 @@ fn second_slot_sends_while_the_first_stays_frozen() {
     assert_eq!((b.backoff_slots() as u64, b.cw()), (k - 2, 31));
     let (t, o) = fire(&mut b, &out, MacTimer::Access);
     assert_eq!(t, us(5139 + 50 + 20 * (k - 2)));
-    let rts = transmitted(&o).unwrap();
+    let rts = on_air(&o).unwrap();
     assert_eq!((rts.kind, rts.rx), (FrameKind::Rts, C));
 }
 
@@ -429,7 +462,7 @@ fn second_slot_failure_requeues_with_its_retry_count() {
     let mut out = Vec::new();
     b.send_from_second_slot(us(399), other_msdu(), A, Retries::default(), &mut out);
     let (_, o) = fire(&mut b, &out, MacTimer::Response);
-    assert!(transmitted(&o).is_some());
+    assert!(on_air(&o).is_some());
     let mut out = Vec::new();
     b.handle_tx_end(us(4825), &mut out);
     let (t, o) = fire(&mut b, &out, MacTimer::Timeout);
@@ -468,13 +501,13 @@ fn retransmission_after_an_interleaved_frame_is_a_duplicate() {
         rts_threshold_bytes: 3000,
         ..DcfConfig::default()
     };
-    let mut a = Dcf::new(A, cfg.clone(), stream(11, A as u64, Purpose::Backoff));
-    let mut b = Dcf::new(B, cfg, stream(11, B as u64, Purpose::Backoff));
+    let mut a = station_with(A, cfg.clone(), 11);
+    let mut b = station_with(B, cfg, 11);
     let mut out = Vec::new();
     a.handle_msdu(us(0), msdu(), B, &mut out);
     let (t, o) = fire(&mut a, &out, MacTimer::Access);
     assert_eq!(t, us(50));
-    let data0 = transmitted(&o).unwrap();
+    let data0 = on_air(&o).unwrap();
     assert_eq!((data0.seq, data0.retry), (0, false));
     let mut out = Vec::new();
     a.handle_medium_busy(us(50));
@@ -486,7 +519,7 @@ fn retransmission_after_an_interleaved_frame_is_a_duplicate() {
     assert!(bo.contains(&MacAction::Deliver { msdu: msdu(), from: A }));
     let (t, o) = fire(&mut b, &bo, MacTimer::Response);
     assert_eq!(t, us(4476));
-    assert_eq!(transmitted(&o).unwrap().kind, FrameKind::Ack);
+    assert_eq!(on_air(&o).unwrap().kind, FrameKind::Ack);
     b.handle_tx_end(us(4780), &mut Vec::new());
 
     // The ACK arrives corrupted at A: EIFS from 4780; the timeout at 4800
@@ -505,7 +538,7 @@ fn retransmission_after_an_interleaved_frame_is_a_duplicate() {
     a.handle_medium_idle(us(5204), &mut out);
     let (t, o) = fire(&mut a, &out, MacTimer::Response);
     assert_eq!(t, us(5214));
-    let data1 = transmitted(&o).unwrap();
+    let data1 = on_air(&o).unwrap();
     assert_eq!((data1.seq, data1.retry, data1.msdu), (1, false, Some(other_msdu())));
     a.handle_medium_busy(us(5214));
     let mut out = Vec::new();
@@ -519,7 +552,7 @@ fn retransmission_after_an_interleaved_frame_is_a_duplicate() {
     }));
     let (t, o) = fire(&mut b, &bo, MacTimer::Response);
     assert_eq!(t, us(9640));
-    let ack = transmitted(&o).unwrap();
+    let ack = on_air(&o).unwrap();
     b.handle_tx_end(us(9944), &mut Vec::new());
 
     a.handle_rx(us(9944), &ack, &mut out);
@@ -531,7 +564,7 @@ fn retransmission_after_an_interleaved_frame_is_a_duplicate() {
     assert_eq!(a.backoff_slots() as u64, k, "the countdown had not begun");
     let (t, o) = fire(&mut a, &out, MacTimer::Access);
     assert_eq!(t, us(9944 + 50 + 20 * k));
-    let retry0 = transmitted(&o).unwrap();
+    let retry0 = on_air(&o).unwrap();
     assert_eq!((retry0.seq, retry0.retry, retry0.msdu), (0, true, Some(msdu())));
 
     let mut bo = Vec::new();

@@ -13,17 +13,13 @@
 //!  Duration: ACK-RTS 5102 (A's and E's NAV to 10702; C's NAV untouched); CTS 4788
 //! ```
 
+use super::harness::{fire, station_with, timer, transmitted, us};
 use super::*;
-use crate::engine::{stream, Purpose};
 
 const A: u32 = 0;
 const B: u32 = 1;
 const C: u32 = 2;
 const E: u32 = 4;
-
-fn us(x: u64) -> SimTime {
-    SimTime(x * 1000)
-}
 
 fn station(me: u32) -> Dcf {
     let cfg = DcfConfig {
@@ -33,7 +29,7 @@ fn station(me: u32) -> Dcf {
         },
         ..DcfConfig::default()
     };
-    Dcf::new(me, cfg, stream(1, me as u64, Purpose::Backoff))
+    station_with(me, cfg, 1)
 }
 
 const D: Msdu = Msdu {
@@ -49,29 +45,6 @@ const DF: Msdu = Msdu {
     label: None,
     ff_run: 0,
 };
-
-fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
-    out.iter().rev().find_map(|a| match a {
-        MacAction::SetTimer { timer, at, gen } if *timer == t => Some((*at, *gen)),
-        _ => None,
-    })
-}
-
-fn transmitted(out: &[MacAction]) -> Frame {
-    out.iter()
-        .find_map(|a| match a {
-            MacAction::Transmit(f) => Some(*f),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("nothing transmitted in {out:?}"))
-}
-
-fn fire(m: &mut Dcf, out: &[MacAction], t: MacTimer) -> (SimTime, Vec<MacAction>) {
-    let (at, gen) = timer(out, t).unwrap_or_else(|| panic!("{t:?} not armed in {out:?}"));
-    let mut o = Vec::new();
-    m.handle_timer(at, t, gen, &mut o);
-    (at, o)
-}
 
 /// A's DATA ends at 5190 and B answers with the ACK-RTS (5200–5600).
 /// Returns A with its actions at 5190, B with its actions at 5600, and
@@ -174,7 +147,7 @@ fn complete_fast_forward() {
     let mut bo = Vec::new();
     b.handle_rx(us(10702), &ack, &mut bo);
     assert!(bo.contains(&MacAction::TxDone { msdu: DF, next_hop: C }));
-    assert_eq!(b.stats.ff_attempted, 1);
+    assert_eq!(ff_counts(&b), (1, 1, 0, 0));
     assert_eq!((b.cw(), b.held_msdus().count()), (31, 0));
 }
 
@@ -200,6 +173,74 @@ fn fast_forward_without_cts_falls_back_to_contention() {
     }));
     assert!(!o.iter().any(|x| matches!(x, MacAction::TxFailed { .. })));
     assert_eq!(b.cw(), 31);
+    assert_eq!(ff_counts(&b), (1, 0, 1, 0));
+}
+
+/// (attempted, completed, no_cts, data_failed) of a relay.
+fn ff_counts(m: &Dcf) -> (u64, u64, u64, u64) {
+    let s = &m.stats;
+    (s.ff_attempted, s.ff_completed, s.ff_no_cts, s.ff_data_failed)
+}
+
+/// C's CTS comes (5914), DATA_f goes (5924–10388), its ACK does not: at
+/// 10818 the forwarded packet fails as DATA after RTS/CTS (long retry
+/// count) and goes back to the head of the queue with its sequence number.
+#[test]
+fn forwarded_data_without_ack_is_a_data_failure() {
+    let (_, _, mut b, _, _) = up_to_ack_rts();
+    let cts = Frame::control(FrameKind::Cts, C, B, Duration::from_micros(4788), Rate::MBPS_1);
+    let mut bo = Vec::new();
+    b.handle_rx(us(5914), &cts, &mut bo);
+    let (_, o) = fire(&mut b, &bo, MacTimer::Response);
+    let data_f = transmitted(&o);
+    let mut bo = Vec::new();
+    b.handle_tx_end(us(10388), &mut bo);
+    let (t, o) = fire(&mut b, &bo, MacTimer::Timeout);
+    assert_eq!(t, us(10818));
+    assert!(o.contains(&MacAction::Requeue {
+        msdu: DF,
+        next_hop: C,
+        retries: Retries {
+            short: 0,
+            long: 1,
+            seq: Some(data_f.seq)
+        }
+    }));
+    assert_eq!(ff_counts(&b), (1, 0, 0, 1));
+}
+
+/// The MSDU in hand is forwarded and C stays silent: it contends again
+/// with a doubled CW, and the hop it then makes after its own RTS is no
+/// fast-forward (its data frame carries a run of 0).
+#[test]
+fn the_msdu_in_hand_without_cts_contends_again() {
+    let mut b = station(B);
+    let mut bo = Vec::new();
+    b.handle_rx(us(5190), &data_with_run(0), &mut bo);
+    b.handle_msdu(us(5190), DF, C, &mut bo);
+    assert!(b.forward(Forward::Current));
+    let (_, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(transmitted(&o).ext.rx2, Some(C));
+    let mut bo = Vec::new();
+    b.handle_tx_end(us(5600), &mut bo);
+    let (t, o) = fire(&mut b, &bo, MacTimer::Timeout);
+    assert_eq!(t, us(5934));
+    assert_eq!((ff_counts(&b), b.cw()), ((1, 0, 1, 0), 63));
+    assert_eq!(b.current_msdu(), Some((DF, C)));
+    let mut bo = o;
+    b.handle_medium_idle(us(5934), &mut bo);
+    let (t, o) = fire(&mut b, &bo, MacTimer::Access);
+    let rts = transmitted(&o);
+    assert_eq!((rts.kind, rts.rx, rts.retry), (FrameKind::Rts, C, true));
+    b.handle_tx_end(t + rts.airtime(), &mut Vec::new());
+    let cts = Frame::control(FrameKind::Cts, C, B, Duration::from_micros(4788), Rate::MBPS_1);
+    let mut bo = Vec::new();
+    b.handle_rx(t + rts.airtime() + Duration::from_micros(314), &cts, &mut bo);
+    let (_, o) = fire(&mut b, &bo, MacTimer::Response);
+    assert_eq!(transmitted(&o).msdu, Some(DF), "run 0: not a fast-forward");
+    // The ACK-RTS was the MSDU's first RTS-like frame; it is no contended
+    // RTS, so the MSDU never counts as started.
+    assert_eq!((b.stats.msdus_started, b.stats.first_rts_failed), (0, 0));
 }
 
 /// A duplicate is acknowledged with a plain ACK: no fast-forward.
@@ -239,7 +280,7 @@ fn limited_station(me: u32, limit: u32) -> Dcf {
         },
         ..DcfConfig::default()
     };
-    Dcf::new(me, cfg, stream(1, me as u64, Purpose::Backoff))
+    station_with(me, cfg, 1)
 }
 
 /// A's DATA, ending at 5190, carries a packet that came over `run`

@@ -20,17 +20,13 @@
 //!  Duration: RTR 4788 (D's NAV to t0+5124); DATA 314; ACK 0
 //! ```
 
+use super::harness::{fire, station_with, timer, transmitted, us};
 use super::*;
-use crate::engine::{stream, Purpose};
 
 const U: u32 = 0;
 const I: u32 = 1;
 const C: u32 = 2;
 const D: u32 = 3;
-
-fn us(x: u64) -> SimTime {
-    SimTime(x * 1000)
-}
 
 fn cfg() -> DcfConfig {
     DcfConfig {
@@ -43,7 +39,7 @@ fn cfg() -> DcfConfig {
 }
 
 fn station(me: u32, seed: u64) -> Dcf {
-    Dcf::new(me, cfg(), stream(seed, me as u64, Purpose::Backoff))
+    station_with(me, cfg(), seed)
 }
 
 /// A TCP segment of flow label 3, and one of label 5.
@@ -59,29 +55,6 @@ const DG: Msdu = Msdu {
     label: Some(5),
     ff_run: 0,
 };
-
-fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
-    out.iter().rev().find_map(|a| match a {
-        MacAction::SetTimer { timer, at, gen } if *timer == t => Some((*at, *gen)),
-        _ => None,
-    })
-}
-
-fn transmitted(out: &[MacAction]) -> Frame {
-    out.iter()
-        .find_map(|a| match a {
-            MacAction::Transmit(f) => Some(*f),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("nothing transmitted in {out:?}"))
-}
-
-fn fire(m: &mut Dcf, out: &[MacAction], t: MacTimer) -> (SimTime, Vec<MacAction>) {
-    let (at, gen) = timer(out, t).unwrap_or_else(|| panic!("{t:?} not armed in {out:?}"));
-    let mut o = Vec::new();
-    m.handle_timer(at, t, gen, &mut o);
-    (at, o)
-}
 
 /// U's RTS(f) to I, 50–434; returns U (waiting for the CTS, its actions
 /// at 434) and the RTS.

@@ -13,17 +13,13 @@
 //!             DATA2+ACK1 314 (to 6010); ACK2 0
 //! ```
 
+use super::harness::{fire, station_with, timer, transmitted, us};
 use super::*;
-use crate::engine::{stream, Purpose};
 
 const A: u32 = 0;
 const B: u32 = 1;
 const C: u32 = 2;
 const D: u32 = 3;
-
-fn us(x: u64) -> SimTime {
-    SimTime(x * 1000)
-}
 
 fn cfg(honor: bool) -> DcfConfig {
     DcfConfig {
@@ -37,7 +33,7 @@ fn cfg(honor: bool) -> DcfConfig {
 }
 
 fn station(me: u32, honor: bool) -> Dcf {
-    Dcf::new(me, cfg(honor), stream(1, me as u64, Purpose::Backoff))
+    station_with(me, cfg(honor), 1)
 }
 
 const D1: Msdu = Msdu {
@@ -52,29 +48,6 @@ const D2: Msdu = Msdu {
     label: None,
     ff_run: 0,
 };
-
-fn timer(out: &[MacAction], t: MacTimer) -> Option<(SimTime, u32)> {
-    out.iter().rev().find_map(|a| match a {
-        MacAction::SetTimer { timer, at, gen } if *timer == t => Some((*at, *gen)),
-        _ => None,
-    })
-}
-
-fn transmitted(out: &[MacAction]) -> Frame {
-    out.iter()
-        .find_map(|a| match a {
-            MacAction::Transmit(f) => Some(*f),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("nothing transmitted in {out:?}"))
-}
-
-fn fire(m: &mut Dcf, out: &[MacAction], t: MacTimer) -> (SimTime, Vec<MacAction>) {
-    let (at, gen) = timer(out, t).unwrap_or_else(|| panic!("{t:?} not armed in {out:?}"));
-    let mut o = Vec::new();
-    m.handle_timer(at, t, gen, &mut o);
-    (at, o)
-}
 
 /// The exchange up to B's CTS(τ) ending at 732, B's D2 taken from the
 /// queue on request. Returns A, B, the CTS and B's actions at 732.
@@ -177,6 +150,17 @@ fn complete_quick_exchange() {
     assert!(bo.contains(&MacAction::TxDone { msdu: D2, next_hop: A }));
     assert_eq!(b.held_msdus().count(), 0);
     assert_eq!((a.cw(), b.cw()), (31, 31));
+    let s = &b.stats;
+    assert_eq!(
+        (
+            s.qe_requested,
+            s.qe_honored,
+            s.qe_completed,
+            s.qe_failed,
+            s.qe_fallen_back
+        ),
+        (1, 1, 1, 0, 0)
+    );
 }
 
 #[test]
@@ -214,6 +198,18 @@ fn declined_quick_exchange_falls_back_to_the_plain_exchange() {
     a.handle_rx(us(5520), &ack, &mut out);
     assert!(out.contains(&MacAction::TxDone { msdu: D1, next_hop: B }));
     assert_eq!(b.held_msdus().count(), 0);
+    // Offered, not honoured: it fell back to the plain exchange.
+    let s = &b.stats;
+    assert_eq!(
+        (
+            s.qe_requested,
+            s.qe_honored,
+            s.qe_completed,
+            s.qe_failed,
+            s.qe_fallen_back
+        ),
+        (1, 0, 0, 0, 1)
+    );
 }
 
 /// CTS(τ) lost, or DATA1 lost: B's DATA1 timeout at 5226 releases D2
@@ -241,6 +237,11 @@ fn data1_lost_releases_the_reverse_packet_and_fails_data1() {
     assert_eq!(t, us(5716));
     assert!(!o.iter().any(|x| matches!(x, MacAction::TxFailed { .. })));
     assert_eq!((a.cw(), a.current_msdu()), (63, Some((D1, B))));
+    // No DATA1: neither honoured nor fallen back.
+    assert_eq!(
+        (b.stats.qe_requested, b.stats.qe_honored, b.stats.qe_fallen_back),
+        (1, 0, 0)
+    );
 }
 
 /// Runs the exchange to DATA2+ACK1 (sent by B at 5216–5696); returns the
