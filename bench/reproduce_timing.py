@@ -68,8 +68,18 @@ def shown(cmd: Sequence[str]) -> str:
     return "manetfair " + " ".join(args)
 
 
+def code_version() -> str:
+    """The code version (package and native module digest) the command runs with."""
+    probe = "from manetfair.runner import code_version; print(code_version())"
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    return proc.stdout.strip() or "unknown"
+
+
 def measure(ids: Sequence[str], quick: bool, jobs: int, label: str, keep: Path | None) -> Json:
     """One run of the command from an empty store; its numbers from outside and inside."""
+    version = code_version()
     folder = Path(tempfile.mkdtemp(prefix="reproduce-timing-"))
     try:
         cmd = command(ids, quick, jobs, folder)
@@ -101,6 +111,7 @@ def measure(ids: Sequence[str], quick: bool, jobs: int, label: str, keep: Path |
             "set": "quick" if quick else "full " + " ".join(ids),
             "jobs": jobs,
             "command": shown(cmd),
+            "code_version": version,
             "wall_s": round(wall, 3),
             "cpu_s": round(cpu, 3),
             "load_before": load_before,
@@ -157,30 +168,29 @@ def section(measurements: Sequence[Json]) -> str:
             "is shared (2 cores)**: other people's builds and tests ran at the same time, so "
             "wall times and speed-ups carry that load, and a load above about 1 before a run "
             "already means two workers cannot both have a core. sim s/wall s = simulated "
-            "seconds of the runs simulated, per wall second; core share = seconds in the core "
+            "seconds of the runs simulated, per wall second (the same runs whichever front end); core share = seconds in the core "
             "(summed over workers) / (wall × workers)."
         ),
         "",
         (
-            "| front end | set | jobs | wall s | CPU s | load | sim s/wall s | core s (CPU s) | "
+            "| when (UTC) | front end | set | jobs | wall s | CPU s | load | sim s/wall s | core s (CPU s) | "
             "core share | commits | speed-up vs 1 job |"
         ),
-        "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    one: dict[tuple[str, str], float] = {}
-    for m in measurements:
-        if m["jobs"] == 1:
-            one.setdefault((m["label"], m["set"]), m["wall_s"])
+    sim_s = {m["set"]: m["timing"]["sim_s"] for m in measurements if m.get("timing")}
     for m in measurements:
         t = m.get("timing") or {}
-        base = one.get((m["label"], m["set"]))
-        speed = f"{base / m['wall_s']:.2f}×" if base and m["jobs"] != 1 else ""
-        rate = _f(t["sim_s"] / m["wall_s"]) if t else "–"
-        core = f"{_f(t['core_s'])} ({_f(t.get('core_cpu_s', 0.0))})" if t else "–"
+        base = partner(m, measurements)
+        speed = f"{base['wall_s'] / m['wall_s']:.2f}×" if base is not None else ""
+        rate = _f(sim_s[m["set"]] / m["wall_s"]) if m["set"] in sim_s else "–"
+        cpu = f" ({_f(t['core_cpu_s'])})" if "core_cpu_s" in t else ""
+        core = f"{_f(t['core_s'])}{cpu}" if t else "–"
         share = f"{100 * t['core_s'] / (m['wall_s'] * m['jobs']):.0f} %" if t else "–"
         commits = t.get("commits", "–") if t else "–"
         lines.append(
-            f"| {m['label']} | {m['set']} | {m['jobs']} | {_f(m['wall_s'])} | {_f(m['cpu_s'])} | "
+            f"| {m['date'][11:16]} | {m['label']} | {m['set']} | {m['jobs']} | {_f(m['wall_s'])} | "
+            f"{_f(m['cpu_s'])} | "
             f"{m['load_before']:.1f} → {m['load_after']:.1f} | {rate} | {core} | {share} | "
             f"{commits} | {speed} |"
         )
@@ -224,7 +234,7 @@ def section(measurements: Sequence[Json]) -> str:
             f"{_f(s['claims_s'], 2)} | {_f(s['plots_s'], 2)} | {_f(s['report_s'], 2)} | "
             f"{_f(s['core_s'], 1)} | {_f(s['rest_s'], 2)} |"
         )
-    per = [m for m in measurements if m.get("timing")]
+    per = _latest_pairs(measurements)
     if per:
         lines += [
             "",
@@ -256,6 +266,41 @@ def section(measurements: Sequence[Json]) -> str:
     if same:
         lines += ["", same]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def partner(m: Json, measurements: Sequence[Json]) -> Json | None:
+    """For a run with more than one job: the one-job run of the same front end, set and
+    code version measured closest in time (its speed-up is against that one)."""
+    if m["jobs"] == 1:
+        return None
+    same = [
+        o
+        for o in measurements
+        if o["jobs"] == 1
+        and (o["label"], o["set"], o.get("code_version"))
+        == (m["label"], m["set"], m.get("code_version"))
+    ]
+    when = _when(m)
+    return min(same, key=lambda o: abs(_when(o) - when), default=None)
+
+
+def _when(m: Json) -> float:
+    return datetime.datetime.strptime(m["date"], "%Y-%m-%d %H:%M UTC").timestamp()
+
+
+def _latest_pairs(measurements: Sequence[Json]) -> list[Json]:
+    """Per set: the latest measurement with more than one job that has a timing record,
+    and its one-job partner."""
+    chosen: dict[str, Json] = {}
+    for m in measurements:
+        wanted = m["jobs"] > 1 and m.get("timing") and partner(m, measurements) is not None
+        if wanted and (m["set"] not in chosen or _when(m) >= _when(chosen[m["set"]])):
+            chosen[m["set"]] = m
+    out: list[Json] = []
+    for m in chosen.values():
+        base = partner(m, measurements)
+        out += [base, m] if base is not None and base.get("timing") else [m]
+    return out
 
 
 def _same_outputs(measurements: Sequence[Json]) -> str:
@@ -320,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         found = [json.loads(p.read_text()) for p in sorted(OUT_DIR.glob("*.json"))]
         order = {"before": 0, "after": 1}
         found.sort(key=lambda m: (m["set"] != "quick", m["set"], order.get(m["label"], 2),
-                                  m["jobs"], m["date"]))  # fmt: skip
+                                  m["date"], m["jobs"]))  # fmt: skip
         RESULTS_MD.write_text(splice(RESULTS_MD.read_text(), section(found)))
     return 0
 

@@ -87,3 +87,16 @@ def test_split_of_two_jobs_keeps_core_and_plots_out_of_the_main_process() -> Non
     assert s is not None
     assert s["rest_s"] == 51.5 - (0.25 + 1.0 + 0.05 + 0.2)
     assert rt.split(_measurement(1, 10.0, timing=False)) is None
+
+
+def test_speed_up_is_against_the_nearest_one_job_run_of_the_same_build() -> None:
+    early, late = _measurement(1, 100.0), _measurement(1, 120.0)
+    early["date"], late["date"] = "2026-01-01 00:00 UTC", "2026-01-01 02:00 UTC"
+    other_build = _measurement(1, 50.0)
+    other_build["date"], other_build["code_version"] = "2026-01-01 01:40 UTC", "0.1.0+other"
+    two = _measurement(2, 60.0)
+    two["date"] = "2026-01-01 01:45 UTC"
+    assert rt.partner(two, [early, late, other_build, two]) is late
+    assert rt.partner(early, [early, two]) is None
+    text = rt.section([early, late, other_build, two])
+    assert "| 60.0 |" in text and "| 2.00× |" in text

@@ -269,6 +269,7 @@ def test_timing_lands_in_the_footer_and_timing_json_only(tmp_path):
     assert first.returncode == 0, first.stderr
     timing = json.loads((out / "timing.json").read_text())
     assert timing["jobs"] == 1 and timing["simulated"] == 24 and timing["runs"] == 24
+    assert timing["reused"] == 0
     assert timing["sim_s"] == pytest.approx(24 * 15.0)
     assert timing["wall_s"] > 0 and 0 < timing["core_share"] <= 1
     assert 0 <= timing["core_cpu_s"] and 0 < timing["plots_cpu_s"]
@@ -288,6 +289,7 @@ def test_timing_lands_in_the_footer_and_timing_json_only(tmp_path):
     assert again.returncode == 0, again.stderr
     timing = json.loads((out / "timing.json").read_text())
     assert timing["simulated"] == 0 and timing["runs"] == 24 and timing["core_s"] == 0
+    assert timing["reused"] == 24
     strip = [{k: v for k, v in r.items() if k != "cached"} for e in
              json.loads(again.stdout)["experiments"] for r in e["runs"]]  # fmt: skip
     assert strip == [{k: v for k, v in r.items() if k != "cached"} for e in

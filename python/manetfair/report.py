@@ -133,11 +133,17 @@ def _timing_footer(t: Timing) -> dict[str, Any]:
         for e in j["experiments"]
     ]
     workers = "worker" if t.jobs == 1 else "workers"
+    reused = (
+        f"; {j['reused']} of the experiments' {j['runs']} runs came from the results store "
+        "or from an identical run of another experiment"
+        if j["reused"]
+        else ""
+    )
     summary = (
-        f"{j['wall_s']:.1f} s of wall time with {t.jobs} {workers}: {j['simulated']} of "
-        f"{j['runs']} runs simulated ({j['sim_s']:.0f} simulated s, "
-        f"{j['sim_s_per_wall_s']:.1f} simulated s per wall s), the rest from the results "
-        f"store; {j['core_s']:.1f} s in the core ({100 * j['core_share']:.0f} % of the "
+        f"{j['wall_s']:.1f} s of wall time with {t.jobs} {workers}: {j['simulated']} runs "
+        f"simulated ({j['sim_s']:.0f} simulated s, {j['sim_s_per_wall_s']:.1f} simulated s "
+        f"per wall s){reused}; "
+        f"{j['core_s']:.1f} s in the core ({100 * j['core_share']:.0f} % of the "
         f"workers' wall time). Outside the core: scenario expansion "
         f"{phases['expansion_s']:.1f} s, results store {phases['store_s']:.1f} s in "
         f"{j['commits']} commits, claims {phases['claims_s']:.1f} s, plots "

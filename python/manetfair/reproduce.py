@@ -205,7 +205,10 @@ class Timing:
             "jobs": self.jobs,
             "wall_s": round(wall, 3),
             "runs": sum(e.runs for e in self.experiments),
+            # every simulation, the throttle experiments' reference runs included
             "simulated": c.simulated,
+            # the experiments' runs served from the store or by an identical run
+            "reused": sum(e.runs - e.simulated for e in self.experiments),
             "sim_s": round(c.sim_s, 3),
             "sim_s_per_wall_s": round(c.sim_s / wall, 2) if wall > 0 else 0.0,
             "core_s": round(c.core_s, 3),
