@@ -162,21 +162,27 @@ def section(measurements: Sequence[Json]) -> str:
         "",
         (
             "Produced by `python3 bench/reproduce_timing.py` (commands below). Each row is "
-            "one run of the command from an empty results store in a fresh folder. Wall and "
-            "CPU time (user + system, the command and its workers) are measured from outside; "
-            "load = the machine's 1-minute load average before → after the run. **The machine "
-            "is shared (2 cores)**: other people's builds and tests ran at the same time, so "
-            "wall times and speed-ups carry that load, and a load above about 1 before a run "
-            "already means two workers cannot both have a core. sim s/wall s = simulated "
-            "seconds of the runs simulated, per wall second (the same runs whichever front end); core share = seconds in the core "
-            "(summed over workers) / (wall × workers)."
+            "one run of the command from an empty results store in a fresh folder; when = the "
+            "end of the run. Wall and CPU time (user + system, the command and its workers) "
+            "are measured from outside; load = the machine's 1-minute load average before → "
+            "after the run (the run's own workers add 1 or 2 to the second). **The machine is "
+            "shared (2 cores)**: other people's builds, tests and benchmarks ran at the same "
+            "time, so wall times and speed-ups carry that load. sim s/wall s = simulated "
+            "seconds of the runs simulated per wall second (the same runs whichever front "
+            "end). core s = the runs' wall seconds in the core, summed over workers, with "
+            "their CPU seconds in brackets: the difference is time a worker waited for a "
+            "core. core share = core s / (wall × workers). native module = the first hex "
+            "digits of the core's build digest (the code version), which changed between the "
+            "early and the late measurements as others' work on the core landed; a speed-up "
+            "is against the one-job run measured back to back with it."
         ),
         "",
         (
-            "| when (UTC) | front end | set | jobs | wall s | CPU s | load | sim s/wall s | core s (CPU s) | "
+            "| when (UTC) | native module | front end | set | jobs | wall s | CPU s | load | sim s/wall s | "
+            "core s (CPU s) | "
             "core share | commits | speed-up vs 1 job |"
         ),
-        "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     sim_s = {m["set"]: m["timing"]["sim_s"] for m in measurements if m.get("timing")}
     for m in measurements:
@@ -189,7 +195,8 @@ def section(measurements: Sequence[Json]) -> str:
         share = f"{100 * t['core_s'] / (m['wall_s'] * m['jobs']):.0f} %" if t else "–"
         commits = t.get("commits", "–") if t else "–"
         lines.append(
-            f"| {m['date'][11:16]} | {m['label']} | {m['set']} | {m['jobs']} | {_f(m['wall_s'])} | "
+            f"| {m['date'][11:16]} | {m.get('code_version', '?').split('+')[-1][:6]} | "
+            f"{m['label']} | {m['set']} | {m['jobs']} | {_f(m['wall_s'])} | "
             f"{_f(m['cpu_s'])} | "
             f"{m['load_before']:.1f} → {m['load_after']:.1f} | {rate} | {core} | {share} | "
             f"{commits} | {speed} |"
@@ -269,10 +276,17 @@ def section(measurements: Sequence[Json]) -> str:
 
 
 def partner(m: Json, measurements: Sequence[Json]) -> Json | None:
-    """For a run with more than one job: the one-job run of the same front end, set and
-    code version measured closest in time (its speed-up is against that one)."""
+    """For a run with more than one job: the one-job run measured back to back with it
+    (the same call of this script), else the one of the same front end, set and code
+    version measured closest in time. Its speed-up is against that one."""
     if m["jobs"] == 1:
         return None
+    if m.get("invocation"):  # measured back to back by the same call of this script
+        paired = [
+            o for o in measurements if o["jobs"] == 1 and o.get("invocation") == m["invocation"]
+        ]
+        if paired:
+            return paired[0]
     same = [
         o
         for o in measurements
@@ -346,6 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     if not args.from_json:
+        invocation = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
         jobs = [int(j) for j in args.jobs.split(",")]
         ids = args.full or []
         for _ in range(args.repeat):
@@ -355,6 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"measuring {name} (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
                 m = measure(ids, not ids, j, args.label, None)
                 m["machine"] = f"{platform.machine()}, {os.cpu_count()} logical cores"
+                m["invocation"] = invocation
                 (OUT_DIR / f"{name}.json").write_text(json.dumps(m, indent=1))
                 print(
                     f"  {m['wall_s']:.1f} s wall, {m['cpu_s']:.1f} s CPU, load "
