@@ -248,8 +248,9 @@ def section(measurements: Sequence[Json]) -> str:
             "### Per experiment",
             "",
             (
-                "Wall time from the start of an experiment's first run to the end of its plots "
-                "(experiments overlap with two workers), its runs' seconds in the core, and the "
+                "Wall time from the start of an experiment's first run to the end of its plots, "
+                "which wait for the group commit of its last runs (experiments overlap, more so "
+                "with two workers), its runs' seconds in the core, and the "
                 "core's share of the workers' time in that span; the same table ends the "
                 "report's index (and `timing.json`)."
             ),
