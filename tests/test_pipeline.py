@@ -271,6 +271,7 @@ def test_timing_lands_in_the_footer_and_timing_json_only(tmp_path):
     assert timing["jobs"] == 1 and timing["simulated"] == 24 and timing["runs"] == 24
     assert timing["sim_s"] == pytest.approx(24 * 15.0)
     assert timing["wall_s"] > 0 and 0 < timing["core_share"] <= 1
+    assert 0 <= timing["core_cpu_s"] and 0 < timing["plots_cpu_s"]
     assert set(timing["phases"]) == {
         "expansion_s", "store_s", "claims_s", "plots_s", "report_s", "core_s"
     }  # fmt: skip

@@ -182,8 +182,9 @@ class Timing:
     Seconds: `expansion_s` (experiments read, variants expanded, scenarios checked
     by the core), `store_s` (look-ups, commits and traces read back, in the main
     process), `claims_s`, `plots_s` (summed where they were drawn), `report_s` (pages
-    written), `core_s` (runs, summed where they ran), and `wall_s` of the whole command
-    from its start (the interpreter's start-up and imports excepted)."""
+    written), `core_s` (runs, summed where they ran; `core_cpu_s` their CPU time,
+    which a loaded machine inflates less), and `wall_s` of the whole command from its
+    start (the interpreter's start-up and imports excepted)."""
 
     jobs: int = 1
     started: float = field(default_factory=time.perf_counter)
@@ -209,6 +210,8 @@ class Timing:
             "sim_s_per_wall_s": round(c.sim_s / wall, 2) if wall > 0 else 0.0,
             "core_s": round(c.core_s, 3),
             "core_share": round(c.core_s / (wall * self.jobs), 4) if wall > 0 else 0.0,
+            "core_cpu_s": round(c.core_cpu_s, 3),
+            "plots_cpu_s": round(c.tasks_cpu_s, 3),
             "commits": c.commits,
             "phases": {
                 "expansion_s": round(self.expansion_s + c.prepare_s, 3),

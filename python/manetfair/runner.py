@@ -168,12 +168,14 @@ class BatchClock:
     follow-up tasks (summed where they ran). Shared by the batches of one command."""
 
     core_s: float = 0.0
+    core_cpu_s: float = 0.0  # the same runs' CPU time, which the machine's load inflates less
     sim_s: float = 0.0
     simulated: int = 0
     store_s: float = 0.0
     commits: int = 0
     prepare_s: float = 0.0
     tasks_s: float = 0.0
+    tasks_cpu_s: float = 0.0
 
 
 class _Pending:
@@ -364,10 +366,12 @@ def execute(
                             failures.append(RunFailure(specs[event.indices[0]], why))
                         else:
                             clock.core_s += event.seconds
+                            clock.core_cpu_s += event.cpu_s
                             clock.simulated += 1
                             waiting.add(event.indices, event.result, event.started, event.seconds)
                     elif isinstance(event, TaskDone):
                         clock.tasks_s += event.seconds
+                        clock.tasks_cpu_s += event.cpu_s
                         assert follow_up is not None
                         source.add_tasks(follow_up.finished(event.task, event.value, event.seconds))
                     if waiting.due() or (waiting.items and source.idle()):
@@ -396,6 +400,7 @@ class RunDone:
     result: tuple[str, str] | Exception
     started: float = 0.0
     seconds: float = 0.0
+    cpu_s: float = 0.0
 
 
 @dataclass
@@ -403,6 +408,7 @@ class TaskDone:
     task: Task
     value: Any
     seconds: float = 0.0
+    cpu_s: float = 0.0
 
 
 @dataclass
@@ -418,15 +424,16 @@ class _Source(Protocol):
     def events(self, wait_s: Callable[[], float | None]) -> Iterator[Any]: ...
 
 
-def _timed(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any, float, float]:
-    """(ok, value or error, start time.time(), seconds) of `fn(*args)`."""
+def _timed(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any, float, float, float]:
+    """(ok, value or error, start time.time(), wall seconds, CPU seconds of this process)
+    of `fn(*args)`."""
     started = time.time()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         value = fn(*args)
     except Exception as exc:  # noqa: BLE001 - the caller reports it with the run
-        return False, exc, started, time.perf_counter() - t0
-    return True, value, started, time.perf_counter() - t0
+        return False, exc, started, time.perf_counter() - t0, time.process_time() - c0
+    return True, value, started, time.perf_counter() - t0, time.process_time() - c0
 
 
 class _SerialSource:
@@ -447,14 +454,14 @@ class _SerialSource:
         while self.tasks or self.work:
             if self.tasks:
                 task = self.tasks.popleft()
-                _, value, _, seconds = _timed(task.fn, *task.args)
-                yield TaskDone(task, value, seconds)
+                _, value, _, seconds, cpu = _timed(task.fn, *task.args)
+                yield TaskDone(task, value, seconds, cpu)
                 continue
             indices, spec = self.work.popleft()
-            _, value, started, seconds = _timed(
+            _, value, started, seconds, cpu = _timed(
                 self.simulate, spec.canonical_json, spec.scenario.origin
             )
-            yield RunDone(indices, value, started, seconds)
+            yield RunDone(indices, value, started, seconds, cpu)
 
 
 class _BackendSource(_SerialSource):
@@ -605,16 +612,16 @@ class WorkerPool:
                     proc, conn = workers[slot]
                     if conn in ready:
                         try:
-                            ok, value, started, seconds = conn.recv()
+                            ok, value, started, seconds, cpu = conn.recv()
                         except (EOFError, OSError):
                             pass  # the worker died: its sentinel tells how
                         else:
                             item = busy.pop(slot)
                             if item[0] == "run":
                                 result = value if ok else WorkerError(value)
-                                yield RunDone(item[1], result, started, seconds)
+                                yield RunDone(item[1], result, started, seconds, cpu)
                             else:
-                                yield TaskDone(item[1], value, seconds)
+                                yield TaskDone(item[1], value, seconds, cpu)
                             continue
                     if proc.sentinel in ready or not proc.is_alive():
                         proc.join(1)
@@ -642,7 +649,7 @@ class WorkerPool:
 
 def _worker_main(conn: Connection, simulate: Simulate, parent: int) -> None:
     """A worker: runs ("run", text, origin) and ("task", fn, args) messages until the
-    pipe closes; answers (ok, value or error, start time.time(), seconds)."""
+    pipe closes; answers (ok, value or error, start time.time(), seconds, CPU seconds)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
     while True:
@@ -651,17 +658,18 @@ def _worker_main(conn: Connection, simulate: Simulate, parent: int) -> None:
         except (EOFError, OSError):
             return
         if message[0] == "run":
-            ok, value, started, seconds = _timed(simulate, message[1], message[2])
+            ok, value, started, seconds, cpu = _timed(simulate, message[1], message[2])
             if not ok:
                 value = f"{type(value).__name__}: {value}"
         else:
-            ok, value, started, seconds = _timed(message[1], *message[2])
+            ok, value, started, seconds, cpu = _timed(message[1], *message[2])
         try:
-            conn.send((ok, value, started, seconds))
+            conn.send((ok, value, started, seconds, cpu))
         except (BrokenPipeError, OSError):
             return
         except Exception as exc:  # noqa: BLE001 - a value that cannot be pickled
-            conn.send((False, RuntimeError(f"{type(exc).__name__}: {exc}"), started, seconds))
+            error = RuntimeError(f"{type(exc).__name__}: {exc}")
+            conn.send((False, error, started, seconds, cpu))
 
 
 def _die_with_parent(parent: int) -> None:

@@ -902,6 +902,51 @@ mod tests {
         }
     }
 
+    /// Two cases the property below once found: TCP-AP's go-back-N resends
+    /// waited in the pacing queue while the ACK for them arrived, and the
+    /// queue kept asking for a pacing wake-up with every byte acknowledged.
+    #[test]
+    fn acknowledged_segments_leave_the_pacing_queue() {
+        let cases = [
+            (
+                18329035717367919906u64,
+                19833u64,
+                536u32,
+                10u32,
+                15u64,
+                6u32,
+                2u32,
+                true,
+            ),
+            (89938414188755760, 125001, 1000, 16, 54, 3, 1, false),
+        ];
+        for (seed, total, mss, drop_pct, jitter_ms, max_window_pkts, initial_cwnd_pkts, delayed_ack) in cases {
+            let cfg = TcpConfig {
+                delayed_ack,
+                max_window_pkts,
+                initial_cwnd_pkts,
+                dupack_threshold: 2,
+                min_rto_s: 0.2,
+                max_rto_s: 5.0,
+                ..TcpConfig::default()
+            };
+            let mut rng = Pcg64Mcg::new(seed as u128 | 1);
+            let mut net = Net::new(&cfg, TcpVariant::TcpAp, mss, move |_| {
+                if rng.gen_range(0..100) < drop_pct {
+                    None
+                } else {
+                    Some(Duration::from_millis(10 + rng.gen_range(0..=jitter_ms)))
+                }
+            });
+            net.sender.push_app_bytes(SimTime::ZERO, total);
+            while !net.sender.all_acked() {
+                assert!(net.step(SimTime::MAX));
+            }
+            assert_eq!(net.delivered, total);
+            assert_eq!(net.sender.poll_timeout(), None, "seed {seed}");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
 

@@ -50,6 +50,19 @@ impl Pacer {
         None
     }
 
+    /// Drops the segments acknowledged while they waited (a go-back-N
+    /// resend whose original arrived after all), so that an empty queue
+    /// asks for no wake-up.
+    pub fn discard_acked(&mut self, snd_una: u64) {
+        while self
+            .queue
+            .front()
+            .is_some_and(|&(seq, len)| seq + len as u64 <= snd_una)
+        {
+            self.queue.pop_front();
+        }
+    }
+
     /// Empties the queue and restarts pacing (the next segment leaves at
     /// once). Returns the first byte that was waiting, so that the sender
     /// can send it again later.
@@ -74,6 +87,20 @@ mod tests {
 
     fn ms(v: u64) -> SimTime {
         SimTime(v * 1_000_000)
+    }
+
+    #[test]
+    fn acknowledged_segments_are_discarded() {
+        let mut p = Pacer::default();
+        p.push(0, 100);
+        p.push(100, 100);
+        p.push(200, 100);
+        p.discard_acked(150);
+        assert_eq!(p.len(), 2);
+        // The partly acknowledged head stays; `pop` sends only its rest.
+        assert_eq!(p.pop(ms(0), Duration::from_millis(5), 150), Some((150, 50)));
+        p.discard_acked(300);
+        assert!(p.is_empty());
     }
 
     #[test]

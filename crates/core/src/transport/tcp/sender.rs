@@ -215,6 +215,7 @@ impl TcpSender {
     fn on_new_ack(&mut self, now: SimTime, ack: u64, info: &AckInfo) {
         let acked_bytes = info.acked_bytes;
         self.snd_una = ack;
+        self.pacer.discard_acked(ack);
         self.snd_nxt = self.snd_nxt.max(ack);
         self.dupacks = 0;
         self.consecutive_rtos = 0;
