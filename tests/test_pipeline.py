@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -294,3 +296,18 @@ def test_timing_lands_in_the_footer_and_timing_json_only(tmp_path):
              json.loads(again.stdout)["experiments"] for r in e["runs"]]  # fmt: skip
     assert strip == [{k: v for k, v in r.items() if k != "cached"} for e in
                      json.loads(first.stdout)["experiments"] for r in e["runs"]]  # fmt: skip
+
+
+def test_a_plot_folder_left_by_a_killed_command_is_removed(tmp_path):
+    out = tmp_path / "rep"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = out / f".plots-{dead.pid}-abc"
+    left.mkdir(parents=True)
+    (left / "x.png").write_bytes(b"x")
+    mine = out / f".plots-{os.getpid()}-def"  # a live process's: kept
+    mine.mkdir()
+    with report.plot_folder(out) as folder:
+        assert folder.is_dir() and folder.name.startswith(f".plots-{os.getpid()}-")
+        assert not left.exists() and mine.exists()
+    assert not folder.exists()

@@ -107,13 +107,29 @@ def write(
 @contextmanager
 def plot_folder(out: Path) -> Iterator[Path]:
     """A fresh hidden folder inside `out` for plots drawn while runs simulate, removed
-    afterwards: plots land in the report only when the report is written."""
+    afterwards (and, when a command was killed outright, by the next one): plots land
+    in the report only when the report is written."""
     out.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=".plots-", dir=out))
+    for stale in out.glob(".plots-*"):
+        # Left by a command killed outright (SIGKILL): its process is gone.
+        pid = stale.name.split("-")[1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f".plots-{os.getpid()}-", dir=out))
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
 
 
 def _timing_footer(t: Timing) -> dict[str, Any]:
