@@ -7,41 +7,13 @@
 //! `sim/tests.rs` so that the rarer failures (a lost ACK2, a lost ACK after a
 //! forwarded packet) happen.
 
-use manetfair_core::scenario::{load, Format, Scenario};
+mod common;
+
+use common::{chain, field};
+use manetfair_core::scenario::Scenario;
 use manetfair_core::sim::Simulator;
 use proptest::prelude::*;
 use std::collections::HashMap;
-
-/// A random field with QE and FF on and `pairs` connected flows.
-fn field(seed: u64, nodes: u32, side_m: u32, pairs: u32, tcp: bool, aodv: bool, duration_s: u32) -> Scenario {
-    let traffic = if tcp {
-        "transport = \"tcp-newreno\"\napp = \"ftp\"\n".to_string()
-    } else {
-        "transport = \"udp\"\napp = \"cbr\"\nrate_kbps = 400.0\n".to_string()
-    };
-    let routing = if aodv { "aodv" } else { "static" };
-    let text = format!(
-        "duration_s = {duration_s}.0\nseed = {seed}\n\
-         [mac]\nrts_threshold_bytes = 0\n\
-         [mac.quick_exchange]\nenabled = true\n\
-         [mac.fast_forward]\nenabled = true\np = 0.75\n\
-         [routing]\nprotocol = \"{routing}\"\n\
-         [topology]\nkind = \"random\"\nnodes = {nodes}\nwidth_m = {side_m}.0\nheight_m = {side_m}.0\n\
-         [traffic.random_pairs]\ncount = {pairs}\nstart_s = [0.5, 2.0]\n{traffic}"
-    );
-    load(&text, Format::Toml, None, None).expect("a valid field")
-}
-
-fn chain(hops: u32, seed: u64, duration_s: u32) -> Scenario {
-    let text = format!(
-        "duration_s = {duration_s}.0\nseed = {seed}\n[mac]\nrts_threshold_bytes = 0\n\
-         [mac.quick_exchange]\nenabled = true\n\
-         [topology]\nkind = \"chain\"\nnodes = {}\nspacing_m = 240.0\n\
-         [[flow]]\nsrc = 0\ndst = {hops}\nstart_s = 1.0\n",
-        hops + 1
-    );
-    load(&text, Format::Toml, None, None).expect("a valid chain")
-}
 
 /// The physical-layer invariants, from the probe: no radio decodes two
 /// frames that overlap, and nobody starts a frame of its own against a set

@@ -11,43 +11,13 @@
 //! table asks ("ACK2 lost … retransmits D2 later; A acknowledges the
 //! duplicate").
 
-use manetfair_core::scenario::{load, Format, Scenario};
+mod common;
+
+use common::{chain, field};
+use manetfair_core::scenario::Scenario;
 use manetfair_core::sim::Simulator;
 use proptest::prelude::*;
 use std::collections::HashMap;
-
-/// A random field with QE and FF on and `pairs` connected flows.
-fn field(seed: u64, pairs: u32, tcp: bool, aodv: bool, duration_s: u32) -> Scenario {
-    let traffic = if tcp {
-        "transport = \"tcp-newreno\"\napp = \"ftp\"\n"
-    } else {
-        "transport = \"udp\"\napp = \"cbr\"\nrate_kbps = 400.0\n"
-    };
-    let routing = if aodv { "aodv" } else { "static" };
-    let text = format!(
-        "duration_s = {duration_s}.0\nseed = {seed}\n\
-         [mac]\nrts_threshold_bytes = 0\n\
-         [mac.quick_exchange]\nenabled = true\n\
-         [mac.fast_forward]\nenabled = true\np = 0.75\n\
-         [routing]\nprotocol = \"{routing}\"\n\
-         [topology]\nkind = \"random\"\nnodes = 30\nwidth_m = 900.0\nheight_m = 900.0\n\
-         [traffic.random_pairs]\ncount = {pairs}\nstart_s = [0.5, 2.0]\n{traffic}"
-    );
-    load(&text, Format::Toml, None, None).expect("a valid field")
-}
-
-/// One TCP connection over a string of `hops` hops at 240 m with
-/// quick-exchange.
-fn chain(hops: u32, seed: u64, duration_s: u32) -> Scenario {
-    let text = format!(
-        "duration_s = {duration_s}.0\nseed = {seed}\n[mac]\nrts_threshold_bytes = 0\n\
-         [mac.quick_exchange]\nenabled = true\n\
-         [topology]\nkind = \"chain\"\nnodes = {}\nspacing_m = 240.0\n\
-         [[flow]]\nsrc = 0\ndst = {hops}\nstart_s = 1.0\n",
-        hops + 1
-    );
-    load(&text, Format::Toml, None, None).expect("a valid chain")
-}
 
 /// Packets handed to one node's network layer twice: with static routes a
 /// node enqueues a packet once per delivery from its MAC, so a second
@@ -87,7 +57,7 @@ proptest! {
         tcp: bool,
         aodv: bool,
     ) {
-        let (sim, trace) = run_traced(field(seed, pairs, tcp, aodv, 30));
+        let (sim, trace) = run_traced(field(seed, 30, 900, pairs, tcp, aodv, 30));
         // AODV queues a packet again when a route comes (or is repaired),
         // so the trace tells second deliveries only under static routes.
         if !aodv {
