@@ -141,7 +141,7 @@ pub enum MacTimer {
     Timeout = 2,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum MacAction {
     /// Put this frame on the air now; call `handle_tx_end` when it ends.
     Transmit(Frame),

@@ -720,11 +720,16 @@ impl Simulator {
     /// Calls the node's MAC and carries out what it asks, including the
     /// actions of further MAC calls made while doing so.
     fn mac_call(&mut self, node: u32, air: Option<u32>, f: impl FnOnce(&mut Dcf, &mut Vec<MacAction>)) {
+        f(&mut self.nodes[node as usize].mac, &mut self.scratch);
+        // Most calls (a medium edge at a station with nothing to send) ask
+        // for nothing.
+        if self.scratch.is_empty() {
+            return;
+        }
         let mut out = std::mem::take(&mut self.scratch);
-        f(&mut self.nodes[node as usize].mac, &mut out);
         let mut i = 0;
         while i < out.len() {
-            let a = out[i].clone();
+            let a = out[i];
             i += 1;
             self.apply(node, air, a, &mut out);
         }
