@@ -621,6 +621,10 @@ impl Dcf {
 
     /// Re-arms the access timer if the station contends (has an MSDU or a
     /// post-transmission backoff pending) and the medium is idle.
+    ///
+    /// Inlined up to the decision, as it runs at every edge of the medium
+    /// at every station in carrier-sense range: most do not contend.
+    #[inline]
     fn reschedule_access(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
         let contends = self.backoff_pending || self.current.is_some() || !self.pending_rtr.is_empty();
         if self.phy_busy || self.in_exchange() || !contends {
@@ -628,6 +632,12 @@ impl Dcf {
             self.cancel_timer(MacTimer::Access);
             return;
         }
+        self.arm_access(now, out);
+    }
+
+    /// Arms the access timer for the end of the backoff on an idle medium.
+    #[inline(never)]
+    fn arm_access(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
         let from = self.ifs_end();
         self.counting_from = Some(from);
         let at = (from + self.cfg.slot.mul(self.backoff_slots as u64)).max(now);

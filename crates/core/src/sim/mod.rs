@@ -24,7 +24,7 @@ use crate::net::queue::{InterfaceQueue, QueueKind, Queued, Select};
 use crate::net::red::Red;
 use crate::net::routing::{Routing, RoutingAction, DEFAULT_TTL};
 use crate::phy::channel::Channel;
-use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd};
+use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd, SignalEnd};
 use crate::phy::reception::Loss;
 use crate::scenario::{App, Scenario, Transport};
 use crate::scheme::{SchemeAction, Schemes, View};
@@ -657,6 +657,31 @@ impl Simulator {
 
     fn signal_end(&mut self, now: SimTime, node: u32, air: u32) {
         let end = self.nodes[node as usize].radio.signal_end(now, air);
+        match end {
+            // Most ends: a frame only sensed, or a signal the radio was not
+            // locked onto. Nothing to record unless a capture file waits
+            // for the addressee's verdict.
+            SignalEnd {
+                rx: None | Some(RxEnd::Sensed(_)),
+                lost: None,
+            } if self.pcap.is_none() => {
+                if end.rx.is_some() && self.sc.eifs_after_sensed {
+                    self.nodes[node as usize].mac.handle_rx_error(now);
+                }
+            }
+            _ => self.reception_ended(now, node, air, end),
+        }
+        if !self.nodes[node as usize].radio.is_busy() {
+            self.medium_idle(now, node);
+        }
+        self.release_air(air);
+    }
+
+    /// What the end of frame `air` at `node` means beyond the common case
+    /// (`signal_end`): a frame decoded, received in error or lost, or a
+    /// capture file's verdict.
+    #[inline(never)]
+    fn reception_ended(&mut self, now: SimTime, node: u32, air: u32, end: SignalEnd) {
         if let Some((lost, why)) = end.lost {
             self.count_collision(now, node, lost, why);
         }
@@ -691,10 +716,6 @@ impl Simulator {
             Some(RxEnd::Sensed(_)) => {}
             None => {}
         }
-        if !self.nodes[node as usize].radio.is_busy() {
-            self.medium_idle(now, node);
-        }
-        self.release_air(air);
     }
 
     fn tx_end(&mut self, now: SimTime, node: u32, air: u32) {
