@@ -618,6 +618,7 @@ impl Simulator {
         }
     }
 
+    #[inline(always)]
     fn signal_start(&mut self, now: SimTime, node: u32, air: u32, power_w: f64) {
         let f = &self.air[air as usize].frame;
         let arrival = Arrival {
@@ -638,6 +639,7 @@ impl Simulator {
     }
 
     /// The medium at `node` turned busy (its own transmission or a signal).
+    #[inline(always)]
     fn medium_busy(&mut self, now: SimTime, node: u32) {
         let n = &mut self.nodes[node as usize];
         n.mac.handle_medium_busy(now);
@@ -647,6 +649,7 @@ impl Simulator {
     }
 
     /// The medium at `node` turned idle.
+    #[inline(always)]
     fn medium_idle(&mut self, now: SimTime, node: u32) {
         if !self.schemes.is_empty() {
             self.schemes
