@@ -750,7 +750,14 @@ impl Simulator {
         if self.scratch.is_empty() {
             return;
         }
-        let mut out = std::mem::take(&mut self.scratch);
+        let out = std::mem::take(&mut self.scratch);
+        self.carry_out(node, air, out);
+    }
+
+    /// Carries out `node`'s MAC actions in `out`, and those they lead to
+    /// (appended to it); `out` then becomes the action buffer again.
+    #[inline(always)]
+    fn carry_out(&mut self, node: u32, air: Option<u32>, mut out: Vec<MacAction>) {
         let mut i = 0;
         while i < out.len() {
             let a = out[i];
@@ -1240,14 +1247,7 @@ impl Simulator {
     fn with_out(&mut self, node: u32, f: impl FnOnce(&mut Self, &mut Vec<MacAction>)) {
         let mut out = std::mem::take(&mut self.scratch);
         f(self, &mut out);
-        let mut i = 0;
-        while i < out.len() {
-            let a = out[i].clone();
-            i += 1;
-            self.apply(node, None, a, &mut out);
-        }
-        out.clear();
-        self.scratch = out;
+        self.carry_out(node, None, out);
     }
 
     fn app_send(&mut self, now: SimTime, flow: u32) {
