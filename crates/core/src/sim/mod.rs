@@ -550,6 +550,7 @@ impl Simulator {
     /// as long as no other event comes between; then the next one is
     /// queued. The run is the same as with one queued event per receiver.
     fn signal_starts(&mut self, mut now: SimTime, air: u32, mut k: u32) {
+        let seq0 = self.air[air as usize].seq0;
         loop {
             let r = self.air_rx[air as usize][k as usize];
             self.signal_start(now, r.node, air, r.power_w);
@@ -557,7 +558,7 @@ impl Simulator {
             let Some(next) = self.air_rx[air as usize].get(k as usize) else {
                 return;
             };
-            let (at, seq) = (next.at, self.air[air as usize].seq0 + 2 * u64::from(k));
+            let (at, seq) = (next.at, seq0 + 2 * u64::from(k));
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalStart { air, k });
                 return;
@@ -568,14 +569,14 @@ impl Simulator {
 
     /// Signal ends of frame `air`, walked as `signal_starts` walks starts.
     fn signal_ends(&mut self, mut now: SimTime, air: u32, mut k: u32) {
+        // The last end may free the entry: read what the walk needs first.
+        let (airtime, seq0) = (self.air[air as usize].airtime, self.air[air as usize].seq0);
         loop {
             let node = self.air_rx[air as usize][k as usize].node;
-            // The last end may free the entry; read what follows first.
             k += 1;
-            let a = &self.air[air as usize];
             let next = self.air_rx[air as usize]
                 .get(k as usize)
-                .map(|r| (r.at + a.airtime, a.seq0 + 2 * u64::from(k) + 1));
+                .map(|r| (r.at + airtime, seq0 + 2 * u64::from(k) + 1));
             self.signal_end(now, node, air);
             let Some((at, seq)) = next else {
                 return;
