@@ -44,7 +44,7 @@ const ADAPT_EVERY: u32 = 1024;
 /// flat from about 4 to 25 events per bucket on a 100-node grid and on
 /// 1,000- and 10,000-node fields, and rises outside.
 const MIN_PER_BUCKET: u32 = 4;
-const MAX_PER_BUCKET: u32 = 24;
+const MAX_PER_BUCKET: u32 = 12;
 /// Buckets in the wheel (a power of two).
 const WHEEL: u64 = 1 << 16;
 const MASK: u64 = WHEEL - 1;
