@@ -1502,15 +1502,17 @@ impl Simulator {
     /// refreshes the carrier-sense neighbour lists around them.
     fn move_nodes(&mut self, now: SimTime) {
         let mut still = false;
+        let mut moves = Vec::with_capacity(self.movers.len());
         for &i in &self.movers {
             let t = self.sc.trajectories[i as usize]
                 .as_ref()
                 .expect("movers have trajectories");
             if now <= t.last_motion() + self.sc.mobility_update {
-                self.channel.set_position(i, t.position_at(now));
+                moves.push((i, t.position_at(now)));
                 still |= now < t.last_motion();
             }
         }
+        self.channel.set_positions(&moves);
         if still {
             self.q.schedule(now + self.sc.mobility_update, Event::Mobility);
         }
