@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -174,8 +175,20 @@ def test_ctrl_c_stops_a_run_from_the_cli_and_leaves_no_pcap(tmp_path):
     assert list(tmp_path.glob("*pcap*")) == [], "a partial capture was left behind"
 
 
+@pytest.fixture
+def python_sigint() -> Iterator[None]:
+    """Python's own Ctrl-C handler for the test, even if the tests were started with
+    SIGINT ignored (a background job of a non-interactive shell, or nohup): the
+    interpreter then keeps it ignored, and a run waiting for Ctrl-C would go on."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.core
-def test_ctrl_c_and_signal_handlers_stop_a_run_from_python(tmp_path):
+def test_ctrl_c_and_signal_handlers_stop_a_run_from_python(tmp_path, python_sigint):
     path = write(tmp_path, BUSY)
     # Ctrl-C: KeyboardInterrupt, saying how far the run got (less than a second:
     # the run gives the interpreter back between events, not only between seconds).
