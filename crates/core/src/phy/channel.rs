@@ -335,6 +335,23 @@ mod tests {
         assert_eq!(near, vec![2, 0]);
     }
 
+    /// Every list of `ch`, by id and by delay, is what a channel built afresh
+    /// at `pos` has.
+    fn same_as_fresh(
+        ch: &Channel,
+        pos: &[Position],
+        cfg: &PhyConfig,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let fresh = Channel::new(pos.to_vec(), cfg);
+        for i in 0..pos.len() as u32 {
+            proptest::prop_assert_eq!(ch.neighbors(i), fresh.neighbors(i));
+            let moved: Vec<Neighbor> = ch.neighbors_by_delay(i).copied().collect();
+            let built: Vec<Neighbor> = fresh.neighbors_by_delay(i).copied().collect();
+            proptest::prop_assert_eq!(moved, built);
+        }
+        Ok(())
+    }
+
     proptest::proptest! {
         /// Moving nodes in steps (`set_positions`, rebuilt or one at a
         /// time by how many move) leaves every list as building the
@@ -362,13 +379,7 @@ mod tests {
                 }
                 ch.set_positions(&moves);
             }
-            let fresh = Channel::new(pos.clone(), &cfg);
-            for i in 0..pos.len() as u32 {
-                proptest::prop_assert_eq!(ch.neighbors(i), fresh.neighbors(i));
-                let moved: Vec<Neighbor> = ch.neighbors_by_delay(i).copied().collect();
-                let built: Vec<Neighbor> = fresh.neighbors_by_delay(i).copied().collect();
-                proptest::prop_assert_eq!(moved, built);
-            }
+            same_as_fresh(&ch, &pos, &cfg)?;
         }
 
         /// Moving nodes one at a time leaves every list, by id and by delay,
@@ -387,13 +398,7 @@ mod tests {
                 pos[i] = Position { x, y };
                 ch.set_position(i as u32, pos[i]);
             }
-            let fresh = Channel::new(pos.clone(), &cfg);
-            for i in 0..pos.len() as u32 {
-                proptest::prop_assert_eq!(ch.neighbors(i), fresh.neighbors(i));
-                let moved: Vec<Neighbor> = ch.neighbors_by_delay(i).copied().collect();
-                let built: Vec<Neighbor> = fresh.neighbors_by_delay(i).copied().collect();
-                proptest::prop_assert_eq!(moved, built);
-            }
+            same_as_fresh(&ch, &pos, &cfg)?;
         }
     }
 }
