@@ -524,7 +524,7 @@ impl Simulator {
         };
         let rx = &mut self.air_rx[id as usize];
         rx.clear();
-        rx.extend(self.channel.neighbors_by_delay(node).map(|nb| Receiver {
+        rx.extend(self.channel.neighbors_by_delay(node).iter().map(|nb| Receiver {
             node: nb.node,
             at: now + nb.delay,
             power_w: nb.power_w,
