@@ -550,43 +550,56 @@ impl Simulator {
     /// as long as no other event comes between; then the next one is
     /// queued. The run is the same as with one queued event per receiver.
     fn signal_starts(&mut self, mut now: SimTime, air: u32, mut k: u32) {
-        let seq0 = self.air[air as usize].seq0;
+        let a = &self.air[air as usize];
+        let (seq0, rate, bytes) = (a.seq0, a.frame.rate, a.frame.bytes);
+        // Out of `air_rx` for the walk (no other walk touches this frame's
+        // list), so that each step indexes one vector, not two.
+        let rx = std::mem::take(&mut self.air_rx[air as usize]);
         loop {
-            let r = self.air_rx[air as usize][k as usize];
-            self.signal_start(now, r.node, air, r.power_w);
+            let r = rx[k as usize];
+            let arrival = Arrival {
+                tx: air,
+                power_w: r.power_w,
+                rate,
+                bytes,
+            };
+            self.signal_start(now, r.node, arrival);
             k += 1;
-            let Some(next) = self.air_rx[air as usize].get(k as usize) else {
-                return;
+            let Some(next) = rx.get(k as usize) else {
+                break;
             };
             let (at, seq) = (next.at, seq0 + 2 * u64::from(k));
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalStart { air, k });
-                return;
+                break;
             }
             now = at;
         }
+        self.air_rx[air as usize] = rx;
     }
 
     /// Signal ends of frame `air`, walked as `signal_starts` walks starts.
     fn signal_ends(&mut self, mut now: SimTime, air: u32, mut k: u32) {
         // The last end may free the entry: read what the walk needs first.
+        // The list goes back to its slot after the walk, free or not (a
+        // freed slot's list is refilled by the next transmission using it).
         let (airtime, seq0) = (self.air[air as usize].airtime, self.air[air as usize].seq0);
+        let rx = std::mem::take(&mut self.air_rx[air as usize]);
         loop {
-            let node = self.air_rx[air as usize][k as usize].node;
+            let node = rx[k as usize].node;
             k += 1;
-            let next = self.air_rx[air as usize]
-                .get(k as usize)
-                .map(|r| (r.at + airtime, seq0 + 2 * u64::from(k) + 1));
             self.signal_end(now, node, air);
-            let Some((at, seq)) = next else {
-                return;
+            let Some(next) = rx.get(k as usize) else {
+                break;
             };
+            let (at, seq) = (next.at + airtime, seq0 + 2 * u64::from(k) + 1);
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalEnd { air, k });
-                return;
+                break;
             }
             now = at;
         }
+        self.air_rx[air as usize] = rx;
     }
 
     fn release_air(&mut self, id: u32) {
@@ -620,14 +633,7 @@ impl Simulator {
     }
 
     #[inline(always)]
-    fn signal_start(&mut self, now: SimTime, node: u32, air: u32, power_w: f64) {
-        let f = &self.air[air as usize].frame;
-        let arrival = Arrival {
-            tx: air,
-            power_w,
-            rate: f.rate,
-            bytes: f.bytes,
-        };
+    fn signal_start(&mut self, now: SimTime, node: u32, arrival: Arrival) {
         let n = &mut self.nodes[node as usize];
         let was_busy = n.radio.is_busy();
         let losses = n.radio.signal_start(now, arrival);
