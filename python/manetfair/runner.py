@@ -152,10 +152,17 @@ class CommitPolicy:
     batch that is killed outright (SIGKILL, power loss) loses at most the runs that
     finished in the last `delay` seconds, and never one it reported; Ctrl-C and
     SIGTERM commit them before stopping.
+
+    The cap is a minute, not seconds: DuckDB's checkpoint at each commit rewrites the
+    `series` table's last row group, which holds every run until 122,880 are stored,
+    so a commit's cost grows with the store. With a 5 s cap a full reproduction's
+    commits reached 4.5 s each and took 1,345 s of its 47 minutes (bench/RESULTS.md,
+    "A full reproduction, timed end to end"); letting the delay follow `cost_factor`
+    keeps the commits near a tenth of the time.
     """
 
     min_delay_s: float = 1.0
-    max_delay_s: float = 5.0
+    max_delay_s: float = 60.0
     cost_factor: float = 10.0
     max_runs: int = 200
 
