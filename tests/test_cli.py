@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -448,6 +449,27 @@ def test_reproduce_full_validation_claims_hold(tmp_path):
     assert len(bianchi["runs"]) == 12 * 10 and len(chain["runs"]) == 8 * 10
     failing = [c for e in (bianchi, chain) for c in e["claims"] if not c["holds"]]
     assert not failing, failing
+
+
+@pytest.mark.core
+def test_run_imports_neither_the_batch_machinery_nor_rich(tmp_path, pair_file):
+    # A run's start-up is part of what its user waits for, and of the ns-3 ratios
+    # (bench/RESULTS.md): `manetfair run` printing JSON to a pipe needs the scenario
+    # and the core, not the runner's multiprocessing, the store's DuckDB or rich.
+    heavy = ("multiprocessing", "duckdb", "rich", "matplotlib", "manetfair.runner")
+    code = (
+        "import sys\n"
+        "from manetfair.cli import main\n"
+        f"code = main(['run', {str(pair_file)!r}, '--duration', '2', '--json'])\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["duration_s"] == 2.0
+    assert proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr
 
 
 def test_entry_point_is_installed():

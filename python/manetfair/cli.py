@@ -82,8 +82,12 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def default_jobs() -> int:
+    """Worker processes when --jobs is not given: one per core."""
+    return max(1, os.cpu_count() or 1)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from manetfair.runner import default_jobs
     from manetfair.store import DEFAULT_STORE, STORE_ENV
 
     store_help = f"results store file (default ${STORE_ENV} or ./{DEFAULT_STORE})"
@@ -450,7 +454,6 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from manetfair.api import RunResult, prepare, run_prepared
-    from manetfair.progress import run_progress
     from manetfair.trace import TraceTarget
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
@@ -469,7 +472,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "trace_flows": args.trace_flow,
             "trace_events": args.trace_event,
         }
-    with _maybe_progress(args, run_progress) as progress:
+    with _maybe_progress(args) as progress:
         if args.view is not None:
             from manetfair.view import write_view
 
@@ -504,9 +507,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _maybe_progress(args: argparse.Namespace, factory: Any) -> Iterator[Any]:
+def _maybe_progress(args: argparse.Namespace) -> Iterator[Any]:
+    """A progress bar for one run when stderr is a terminal. `rich` is imported
+    only then: it is most of the start-up of a `run` printing JSON to a pipe."""
     if _want_bar(args):
-        with factory() as progress:
+        from manetfair.progress import run_progress
+
+        with run_progress() as progress:
             yield progress
     else:
         yield None
@@ -514,13 +521,12 @@ def _maybe_progress(args: argparse.Namespace, factory: Any) -> Iterator[Any]:
 
 def cmd_view(args: argparse.Namespace) -> int:
     from manetfair.api import prepare
-    from manetfair.progress import run_progress
     from manetfair.view import write_view
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()
     out = args.out if args.out is not None else Path(args.file).with_suffix(".html")
-    with _maybe_progress(args, run_progress) as progress:
+    with _maybe_progress(args) as progress:
         write_view(sc, out, progress, progress_events=progress is not None)
     print(out)
     return EXIT_OK
@@ -661,7 +667,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     from manetfair import experiments, report
     from manetfair.reproduce import Timing, reproduce, to_json
-    from manetfair.runner import default_jobs
     from manetfair.store import ResultsStore
 
     jobs = args.jobs or default_jobs()
@@ -746,7 +751,7 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from manetfair import claims
     from manetfair.report import fmt_number
-    from manetfair.runner import RunSpec, default_jobs, execute
+    from manetfair.runner import RunSpec, execute
     from manetfair.scenario import Scenario, parse_param
     from manetfair.store import ResultsStore
 
@@ -852,7 +857,6 @@ def cmd_shares(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
     from manetfair import throttle
-    from manetfair.runner import default_jobs
     from manetfair.scenario import Scenario
     from manetfair.store import ResultsStore
 

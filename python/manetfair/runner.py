@@ -701,10 +701,6 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="watch-parent", daemon=True).start()
 
 
-def default_jobs() -> int:
-    return max(1, os.cpu_count() or 1)
-
-
 def describe(outcome: RunOutcome) -> str:
     """One log line for a finished run: seed, variant, headline numbers, cached or simulated."""
     s = outcome.summary

@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import time
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from typing_extensions import Self
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 DEFAULT_STORE = "manetfair-results.duckdb"
 STORE_ENV = "MANETFAIR_STORE"
@@ -159,6 +158,8 @@ class ResultsStore:
                         "process has held it for more than "
                         f"{LOCK_WAIT_S:.0f} s, or pass --store PATH for a different file"
                     ) from None
+            import random  # here, not at the top: every command reads the store's defaults
+
             time.sleep(pause * (0.5 + random.random()))
             pause = min(pause * 2, 0.5)
 
@@ -306,6 +307,8 @@ class ResultsStore:
         all of them or (on an error) none. Returns their run ids in order. A run whose
         key is already stored (another process finished it first) is not written again:
         its stored id is returned and its links point there."""
+        import uuid  # here, not at the top: every command reads the store's defaults
+
         if not runs:
             return []
         with self.session() as con:

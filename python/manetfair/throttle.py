@@ -22,25 +22,21 @@ from __future__ import annotations
 
 import copy
 import json
-import statistics
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from manetfair.errors import InputError
-from manetfair.runner import (
-    BatchClock,
-    RunOutcome,
-    RunSpec,
-    Simulate,
-    execute,
-    simulate_with_core,
-)
 from manetfair.scenario import Scenario, ScenarioLike, load
-from manetfair.store import ResultsStore
+
+# The runner (multiprocessing), the store, `statistics` and `tempfile` are imported
+# where used: `manetfair run` asks `throttle_table` of every scenario, and a run's
+# start-up is part of what a user waits for (bench/RESULTS.md, the ns-3 ratios).
+if TYPE_CHECKING:
+    from manetfair.runner import BatchClock, RunOutcome, Simulate
+    from manetfair.store import ResultsStore
 
 # Keys of the scenario that a calibration run keeps: what the path's capacity depends on.
 _KEPT = ("radio", "mac", "tcp", "duration_s")
@@ -220,7 +216,9 @@ def _needs(sc: Scenario, alone: bool) -> list[_Need]:
     spacing = cfg.get("thr_max_spacing_m")
     if spacing is None:
         hop_lengths = [f["mean_hop_m"] for f in flows if f.get("mean_hop_m")]
-        spacing = statistics.fmean(hop_lengths) if hop_lengths else 200.0
+        from statistics import fmean
+
+        spacing = fmean(hop_lengths) if hop_lengths else 200.0
     warmup = float(cfg["thr_max_warmup_s"])
     seeds = int(cfg["thr_max_seeds"])
     segment = next(iter(mss), 1000)
@@ -249,13 +247,18 @@ def measure_references(
     store: ResultsStore,
     *,
     jobs: int = 1,
-    simulate: Simulate = simulate_with_core,
+    simulate: Simulate | None = None,
     alone: bool = True,
     clock: BatchClock | None = None,
 ) -> tuple[list[Scenario], list[Reference]]:
     """Fills in every scenario's missing Thr_max entries (and, where u_reference is
     "isolated", its flows' Thr_alone) from calibration runs, all obtained in one batch
-    through `store`. Returns the completed scenarios and the references measured."""
+    through `store` (simulated by `simulate`, the core in this process by default).
+    Returns the completed scenarios and the references measured."""
+    from statistics import fmean
+
+    from manetfair.runner import RunSpec, execute, simulate_with_core
+
     needs = [_needs(sc, alone) for sc in scenarios]
     specs: list[RunSpec] = []
     owners: list[tuple[int, int]] = []
@@ -264,6 +267,7 @@ def measure_references(
             for seed in range(1, n.seeds + 1):
                 specs.append(RunSpec(n.scenario.with_run(seed=seed), seed))
                 owners.append((i, j))
+    simulate = simulate or simulate_with_core
     outcomes = execute(specs, store, jobs=jobs, simulate=simulate, clock=clock) if specs else []
     runs: dict[tuple[int, int], list[RunOutcome]] = {}
     for owner, outcome in zip(owners, outcomes):
@@ -282,7 +286,7 @@ def measure_references(
             got = runs.get((i, j), [])
             per_seed = [float(o.summary["flows"][0]["throughput_kbps"]) for o in got]
             ref = Reference(
-                kbps=statistics.fmean(per_seed),
+                kbps=fmean(per_seed),
                 what=n.what,
                 key=n.key,
                 settings=n.settings,
@@ -324,6 +328,10 @@ def with_references(
 @contextmanager
 def scratch_store() -> Iterator[ResultsStore]:
     """A results store in a temporary directory, removed afterwards."""
+    import tempfile
+
+    from manetfair.store import ResultsStore
+
     with tempfile.TemporaryDirectory(prefix="manetfair-calibration-") as tmp:
         yield ResultsStore(Path(tmp) / "calibration.duckdb")
 
