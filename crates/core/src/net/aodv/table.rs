@@ -5,6 +5,7 @@
 
 use super::NodeAddr;
 use crate::time::{Duration, SimTime};
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 /// `a` is newer than `b` in 32-bit sequence-number space: the difference
@@ -113,12 +114,16 @@ impl RouteTable {
 
     /// The entry for `dst`, valid or invalid, after applying expiry.
     pub fn get_mut(&mut self, now: SimTime, dst: NodeAddr) -> Option<&mut Route> {
-        let keep = self.routes.get_mut(&dst)?.age(now, self.delete_period);
-        if !keep {
-            self.routes.remove(&dst);
+        // One search of the tree, whether the entry stays or goes.
+        let Entry::Occupied(mut e) = self.routes.entry(dst) else {
             return None;
+        };
+        if e.get_mut().age(now, self.delete_period) {
+            Some(e.into_mut())
+        } else {
+            e.remove();
+            None
         }
-        self.routes.get_mut(&dst)
     }
 
     /// The entry for `dst` if it is an active route.
