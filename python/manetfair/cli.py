@@ -454,7 +454,6 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from manetfair.api import RunResult, prepare, run_prepared
-    from manetfair.trace import TraceTarget
 
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()  # bad input fails here, before a progress bar appears
@@ -464,8 +463,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.trace is None and any(filters):
         raise InputError("run: --trace-node, --trace-flow and --trace-event need --trace FILE")
     options: dict[str, Any] = {}
-    trace = TraceTarget(args.trace) if args.trace is not None else None
-    if trace is not None:
+    trace = None
+    if args.trace is not None:
+        from manetfair.trace import TraceTarget
+
+        trace = TraceTarget(args.trace)
         options = {
             "trace_path": str(trace.core_path),
             "trace_nodes": args.trace_node,
