@@ -329,7 +329,9 @@ impl<E: Copy> EventQueue<E> {
                 sort = true;
             }
             if sort {
-                b.sort_unstable_by_key(Entry::key);
+                // Time above sequence in one integer: one comparison in
+                // the sort's inner loop instead of two (the same order).
+                b.sort_unstable_by_key(|e| (u128::from(e.at) << 64) | u128::from(e.seq));
             }
             let old = std::mem::replace(&mut self.current, b);
             if old.capacity() > 0 {

@@ -96,11 +96,18 @@ impl Radio {
     }
 
     fn settle(&mut self, now: SimTime) {
+        let (receiving, busy) = (self.rx.is_receiving(), self.rx.is_medium_busy());
+        self.settle_to(now, receiving, busy);
+    }
+
+    /// `settle` with the reception model's answers already read.
+    #[inline(always)]
+    fn settle_to(&mut self, now: SimTime, receiving: bool, medium_busy: bool) {
         let next = if self.transmitting {
             RadioState::Transmitting
-        } else if self.rx.is_receiving() {
+        } else if receiving {
             RadioState::Receiving
-        } else if self.rx.is_medium_busy() {
+        } else if medium_busy {
             RadioState::CarrierSense
         } else {
             RadioState::Idle
@@ -132,7 +139,17 @@ impl Radio {
     /// A signal starts arriving. Returns the frames that were (or would
     /// have been) decodable and are lost because of this arrival: this one,
     /// the one the radio was locked onto, or both.
+    ///
+    /// The threshold model decides at once (nothing to catch up on), so it
+    /// is dispatched once here rather than at each of the calls below: the
+    /// signal edges are most of a run's events.
     pub fn signal_start(&mut self, now: SimTime, a: Arrival) -> Losses {
+        if let Reception::Threshold(m) = &mut self.rx {
+            let losses = m.signal_start(now, a, self.transmitting);
+            let (receiving, busy) = (m.is_receiving(), m.is_medium_busy());
+            self.settle_to(now, receiving, busy);
+            return losses;
+        }
         self.catch_up(now);
         let losses = self.rx.signal_start(now, a, self.transmitting);
         self.settle(now);
@@ -142,6 +159,12 @@ impl Radio {
     /// A signal stops arriving. If it was the locked one, says whether it
     /// was decoded; and whether a frame decodable here was lost.
     pub fn signal_end(&mut self, now: SimTime, tx: TxId) -> SignalEnd {
+        if let Reception::Threshold(m) = &mut self.rx {
+            let rx = m.signal_end(now, tx);
+            let (receiving, busy) = (m.is_receiving(), m.is_medium_busy());
+            self.settle_to(now, receiving, busy);
+            return SignalEnd { rx, lost: None };
+        }
         self.catch_up(now);
         let out = self.rx.signal_end(now, tx, self.transmitting);
         self.settle(now);

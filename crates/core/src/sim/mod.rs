@@ -637,6 +637,16 @@ impl Simulator {
         let n = &mut self.nodes[node as usize];
         let was_busy = n.radio.is_busy();
         let losses = n.radio.signal_start(now, arrival);
+        if losses.is_empty() {
+            // The common case, on the node indexed once.
+            if !was_busy {
+                n.mac.handle_medium_busy(now);
+                if !self.schemes.is_empty() {
+                    self.schemes.on_medium_edge(now, node, true, n);
+                }
+            }
+            return;
+        }
         for (lost, why) in losses.iter() {
             self.count_collision(now, node, lost, why);
         }
@@ -666,22 +676,27 @@ impl Simulator {
     }
 
     fn signal_end(&mut self, now: SimTime, node: u32, air: u32) {
-        let end = self.nodes[node as usize].radio.signal_end(now, air);
-        match end {
+        let n = &mut self.nodes[node as usize];
+        let end = n.radio.signal_end(now, air);
+        let idle = match end {
             // Most ends: a frame only sensed, or a signal the radio was not
             // locked onto. Nothing to record unless a capture file waits
-            // for the addressee's verdict.
+            // for the addressee's verdict; the node stays indexed once.
             SignalEnd {
                 rx: None | Some(RxEnd::Sensed(_)),
                 lost: None,
             } if self.pcap.is_none() => {
                 if end.rx.is_some() && self.sc.eifs_after_sensed {
-                    self.nodes[node as usize].mac.handle_rx_error(now);
+                    n.mac.handle_rx_error(now);
                 }
+                !n.radio.is_busy()
             }
-            _ => self.reception_ended(now, node, air, end),
-        }
-        if !self.nodes[node as usize].radio.is_busy() {
+            _ => {
+                self.reception_ended(now, node, air, end);
+                !self.nodes[node as usize].radio.is_busy()
+            }
+        };
+        if idle {
             self.medium_idle(now, node);
         }
         self.release_air(air);
