@@ -465,7 +465,12 @@ def test_run_imports_neither_the_batch_machinery_nor_rich(tmp_path, pair_file):
         "sys.exit(code)\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["duration_s"] == 2.0
