@@ -668,17 +668,40 @@ impl Simulator {
     /// The medium at `node` turned idle.
     #[inline(always)]
     fn medium_idle(&mut self, now: SimTime, node: u32) {
-        if !self.schemes.is_empty() {
-            self.schemes
-                .on_medium_edge(now, node, false, &self.nodes[node as usize]);
+        let n = &mut self.nodes[node as usize];
+        if Self::idle_edge(&mut self.schemes, &mut self.scratch, now, node, n) {
+            self.carry_scratch_out(node);
         }
-        self.mac_call(node, None, |m, out| m.handle_medium_idle(now, out));
+    }
+
+    /// `medium_idle` on the node `n` already indexed: the schemes see the
+    /// edge, then the MAC, whose actions go to `scratch`. True if it asked
+    /// for any (`carry_scratch_out` then carries them out).
+    #[inline(always)]
+    fn idle_edge(
+        schemes: &mut Schemes,
+        scratch: &mut Vec<MacAction>,
+        now: SimTime,
+        node: u32,
+        n: &mut NodeStack,
+    ) -> bool {
+        if !schemes.is_empty() {
+            schemes.on_medium_edge(now, node, false, n);
+        }
+        n.mac.handle_medium_idle(now, scratch);
+        !scratch.is_empty()
+    }
+
+    #[inline(never)]
+    fn carry_scratch_out(&mut self, node: u32) {
+        let out = std::mem::take(&mut self.scratch);
+        self.carry_out(node, None, out);
     }
 
     fn signal_end(&mut self, now: SimTime, node: u32, air: u32) {
         let n = &mut self.nodes[node as usize];
         let end = n.radio.signal_end(now, air);
-        let idle = match end {
+        match end {
             // Most ends: a frame only sensed, or a signal the radio was not
             // locked onto. Nothing to record unless a capture file waits
             // for the addressee's verdict; the node stays indexed once.
@@ -689,15 +712,16 @@ impl Simulator {
                 if end.rx.is_some() && self.sc.eifs_after_sensed {
                     n.mac.handle_rx_error(now);
                 }
-                !n.radio.is_busy()
+                if !n.radio.is_busy() && Self::idle_edge(&mut self.schemes, &mut self.scratch, now, node, n) {
+                    self.carry_scratch_out(node);
+                }
             }
             _ => {
                 self.reception_ended(now, node, air, end);
-                !self.nodes[node as usize].radio.is_busy()
+                if !self.nodes[node as usize].radio.is_busy() {
+                    self.medium_idle(now, node);
+                }
             }
-        };
-        if idle {
-            self.medium_idle(now, node);
         }
         self.release_air(air);
     }
