@@ -66,6 +66,11 @@ pub struct DcfConfig {
     /// attempts fail to acquire the channel on their first attempt").
     /// Counting changes nothing else.
     pub count_first_rts: bool,
+    /// Data frames for other stations are reported (`MacAction::Overheard`),
+    /// as a driver in promiscuous mode passes them up. On by default; the
+    /// simulator turns it off when no scheme reads them (only NRED does):
+    /// one action less per data frame at every neighbour in range.
+    pub promiscuous: bool,
 }
 
 impl Default for DcfConfig {
@@ -85,6 +90,7 @@ impl Default for DcfConfig {
             fast_forward: FastForward::default(),
             opet: Opet::default(),
             count_first_rts: false,
+            promiscuous: true,
         }
     }
 }
@@ -851,7 +857,7 @@ impl Dcf {
         } else if f.rx != self.me && f.rx != BROADCAST {
             // §9.3.2.4: every frame for another station updates the NAV.
             self.nav.update(now, now + f.duration);
-            if f.kind == FrameKind::Data {
+            if f.kind == FrameKind::Data && self.cfg.promiscuous {
                 out.push(MacAction::Overheard(*f));
             }
         } else {

@@ -766,6 +766,7 @@ impl MacFile {
             fast_forward: self.fast_forward,
             opet: self.opet,
             count_first_rts: self.count_first_rts,
+            promiscuous: true,
         })
     }
 }

@@ -122,6 +122,13 @@ impl Schemes {
         each!(self, s => s.on_decoded(now, node, frame));
     }
 
+    /// Whether any scheme reads data frames overheard for other stations
+    /// (`on_overheard`): NRED does, for its neighbourhood queue (Xu et al. §4);
+    /// ingress throttling does not.
+    pub fn wants_overheard(&self) -> bool {
+        self.list.iter().any(|s| matches!(s, Scheme::Nred(_)))
+    }
+
     pub fn on_overheard(&mut self, now: SimTime, node: u32, frame: &Frame, packet: Option<&Packet>) {
         each!(self, s => s.on_overheard(now, node, frame, packet));
     }

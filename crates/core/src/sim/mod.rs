@@ -9,7 +9,7 @@ mod opet;
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
-use crate::mac::dcf::{Dcf, Forward, MacAction, Retries};
+use crate::mac::dcf::{Dcf, DcfConfig, Forward, MacAction, Retries};
 use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, FrameType, Msdu, BROADCAST};
 use crate::mac::opet::{Resume, SourceBuffer};
@@ -179,10 +179,15 @@ impl Simulator {
         let channel = Channel::new(sc.positions.clone(), &sc.radio);
         let th = channel.thresholds;
         let n = sc.positions.len();
+        let schemes = Schemes::new(&sc);
+        let dcf = DcfConfig {
+            promiscuous: schemes.wants_overheard(),
+            ..sc.dcf.clone()
+        };
         let nodes = (0..n)
             .map(|i| NodeStack {
                 radio: Radio::from_config(&sc.radio, &th, stream(sc.seed, i as u64, Purpose::Reception)),
-                mac: Dcf::new(i as u32, sc.dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
+                mac: Dcf::new(i as u32, dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: match sc.queue {
                     _ if sc.dcf.opet.enabled => InterfaceQueue::with_per_flow(sc.queue_capacity, sc.dcf.opet.scheduler),
                     QueueKind::Red => InterfaceQueue::with_red(
@@ -285,7 +290,7 @@ impl Simulator {
             air_rx: Vec::new(),
             stop: SimTime::ZERO,
             routing,
-            schemes: Schemes::new(&sc),
+            schemes,
             flows,
             counters: Counters::default(),
             scratch: Vec::with_capacity(16),

@@ -133,6 +133,43 @@ fn defers_to_the_nav_of_an_overheard_rts() {
 }
 
 #[test]
+fn overheard_data_is_reported_only_in_promiscuous_mode() {
+    // A's DATA to B, overheard by C: the NAV is set either way, and the
+    // frame goes up only when C's MAC is promiscuous (NRED reads it).
+    let data = Frame {
+        kind: FrameKind::Data,
+        tx: A,
+        rx: B,
+        duration: Duration::from_micros(314),
+        seq: 1,
+        retry: false,
+        msdu: Some(msdu()),
+        bytes: 1056,
+        rate: Rate::MBPS_2,
+        ext: Extensions::default(),
+    };
+    for promiscuous in [true, false] {
+        let mut c = station_with(
+            C,
+            DcfConfig {
+                promiscuous,
+                ..DcfConfig::default()
+            },
+            3,
+        );
+        let mut out = Vec::new();
+        c.handle_medium_busy(us(726));
+        c.handle_rx(us(5142), &data, &mut out);
+        assert_eq!(c.nav().end(), us(5456));
+        let up = out
+            .iter()
+            .filter(|a| matches!(a, MacAction::Overheard(f) if *f == data))
+            .count();
+        assert_eq!(up, usize::from(promiscuous), "promiscuous = {promiscuous}");
+    }
+}
+
+#[test]
 fn eifs_after_a_corrupted_frame() {
     let mut c = dcf(C, 4);
     let mut out = Vec::new();
