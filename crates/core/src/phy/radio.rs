@@ -103,15 +103,21 @@ impl Radio {
     /// `settle` with the reception model's answers already read.
     #[inline(always)]
     fn settle_to(&mut self, now: SimTime, receiving: bool, medium_busy: bool) {
-        let next = if self.transmitting {
-            RadioState::Transmitting
-        } else if receiving {
-            RadioState::Receiving
-        } else if medium_busy {
-            RadioState::CarrierSense
-        } else {
-            RadioState::Idle
-        };
+        use RadioState::*;
+        // The precedence of the module doc as a table, indexed by
+        // (transmitting, receiving, medium busy): no branch per flag.
+        const BY_FLAGS: [RadioState; 8] = [
+            Idle,
+            CarrierSense,
+            Receiving,
+            Receiving,
+            Transmitting,
+            Transmitting,
+            Transmitting,
+            Transmitting,
+        ];
+        let flags = usize::from(self.transmitting) << 2 | usize::from(receiving) << 1 | usize::from(medium_busy);
+        let next = BY_FLAGS[flags];
         if next != self.state {
             self.totals[self.state as usize] += now.saturating_since(self.since);
             self.state = next;
@@ -214,6 +220,30 @@ mod tests {
         assert_eq!(l, vec![(1, Loss::Interference), (2, Loss::Interference)]);
         assert_eq!(r.signal_end(t(5), 1).rx, Some(RxEnd::Error(1)));
         assert_eq!(r.signal_end(t(6), 2).rx, None);
+    }
+
+    #[test]
+    fn state_follows_the_precedence_of_the_module_doc() {
+        for flags in 0..8u8 {
+            let (transmitting, receiving, busy) = (flags & 4 != 0, flags & 2 != 0, flags & 1 != 0);
+            let mut r = radio();
+            r.transmitting = transmitting;
+            r.settle_to(t(1), receiving, busy);
+            let want = if transmitting {
+                RadioState::Transmitting
+            } else if receiving {
+                RadioState::Receiving
+            } else if busy {
+                RadioState::CarrierSense
+            } else {
+                RadioState::Idle
+            };
+            assert_eq!(
+                r.state(),
+                want,
+                "transmitting {transmitting}, receiving {receiving}, busy {busy}"
+            );
+        }
     }
 
     #[test]
