@@ -17,7 +17,6 @@ import dataclasses
 import datetime
 import hashlib
 import importlib.metadata
-import importlib.util
 import json
 import math
 import os
@@ -676,8 +675,8 @@ def version_of(dist: str) -> str:
 
 
 def manetfair_version(cmd: Sequence[str]) -> str:
-    """`manetfair --version`, plus the git commit of its sources when it is installed
-    from a checkout (an editable install)."""
+    """`manetfair --version`, plus the git commit of its sources when the command runs
+    a checkout of this repository (an editable install)."""
     try:
         res = subprocess.run(
             [*cmd, "--version"], check=False, capture_output=True, text=True, timeout=60
@@ -685,17 +684,65 @@ def manetfair_version(cmd: Sequence[str]) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return "not available"
     text = res.stdout.strip().removeprefix("manetfair ") or "not available"
-    spec = importlib.util.find_spec("manetfair")
-    if spec is not None and spec.origin is not None:
-        git = subprocess.run(
-            ["git", "-C", str(Path(spec.origin).parent), "log", "-1", "--format=%h %cI"],
+    package = package_dir(cmd)
+    commit = source_commit(package) if package is not None else None
+    if commit is not None:
+        text += f" (source commit {commit})"
+    return text
+
+
+def package_dir(cmd: Sequence[str]) -> Path | None:
+    """The folder of the `manetfair` package that `cmd` runs, asked of the command's
+    own interpreter (`python -m manetfair ...`, or the entry point's `#!` line), not
+    of the one running this script: they may be different installations."""
+    if len(cmd) >= 3 and list(cmd[1:3]) in (["-m", "manetfair"], ["-m", "manetfair.cli"]):
+        python = [cmd[0]]
+    else:
+        exe = shutil.which(cmd[0])
+        if exe is None:
+            return None
+        try:
+            first = Path(exe).read_bytes()[:512].split(b"\n", 1)[0]
+        except OSError:
+            return None
+        if not first.startswith(b"#!"):
+            return None
+        python = first[2:].decode(errors="replace").split()
+    try:
+        res = subprocess.run(
+            [*python, "-c", "import manetfair, os; print(os.path.dirname(manetfair.__file__))"],
             check=False,
             capture_output=True,
             text=True,
+            timeout=60,
         )
-        if git.returncode == 0 and git.stdout.strip():
-            text += f" (source commit {git.stdout.strip()})"
-    return text
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    out = res.stdout.strip()
+    return Path(out) if res.returncode == 0 and out else None
+
+
+def source_commit(package: Path) -> str | None:
+    """`<hash> <date>` of the checkout of this repository holding `package`, or None
+    when it lies anywhere else: a wheel in site-packages has no commit, even where
+    site-packages itself sits in some other git work tree."""
+    top = subprocess.run(
+        ["git", "-C", str(package), "rev-parse", "--show-toplevel"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if top.returncode != 0 or not (Path(top.stdout.strip()) / "crates" / "core").is_dir():
+        return None
+    git = subprocess.run(
+        ["git", "-C", str(package), "log", "-1", "--format=%h %cI"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if git.returncode != 0 or not git.stdout.strip():
+        return None
+    return git.stdout.strip()
 
 
 def check_section(check: Json | None) -> list[str]:

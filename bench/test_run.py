@@ -6,6 +6,7 @@ Run with ``python3 -m pytest bench/test_run.py``.
 from __future__ import annotations
 
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -235,3 +236,45 @@ def test_report_only_without_stored_runs_keeps_results_md(
     monkeypatch.setattr(run, "RESULTS_MD", results)
     assert run.main(["--report-only", "--quick"]) == 1
     assert results.read_text() == "committed report\n"
+
+
+def _git_repo(path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+
+
+def test_source_commit_only_for_a_checkout_of_this_repository(tmp_path: Path) -> None:
+    # A wheel in a site-packages that happens to sit in some other git work tree
+    # (a pyenv checkout) has no source commit; a checkout of this repository has.
+    other = tmp_path / "other"
+    (other / "lib" / "manetfair").mkdir(parents=True)
+    _git_repo(other)
+    assert run.source_commit(other / "lib" / "manetfair") is None
+    assert run.source_commit(tmp_path) is None  # no git work tree at all
+    ours = tmp_path / "ours"
+    (ours / "crates" / "core").mkdir(parents=True)
+    (ours / "python" / "manetfair").mkdir(parents=True)
+    _git_repo(ours)
+    commit = run.source_commit(ours / "python" / "manetfair")
+    assert commit is not None and len(commit.split()[0]) >= 7
+
+
+def test_package_dir_asks_the_commands_own_interpreter(tmp_path: Path) -> None:
+    pkg = tmp_path / "site" / "manetfair"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    script = tmp_path / "python-with-site"
+    script.write_text(
+        f'#!/bin/sh\nPYTHONPATH={tmp_path / "site"} exec {sys.executable} "$@"\n',
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    assert run.package_dir([str(script), "-m", "manetfair"]) == pkg
+    entry = tmp_path / "manetfair"
+    entry.write_text(f"#!{script}\n", encoding="utf-8")
+    entry.chmod(0o755)
+    assert run.package_dir([str(entry)]) == pkg
+    assert run.package_dir([str(tmp_path / "missing")]) is None
