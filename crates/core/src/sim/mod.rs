@@ -697,6 +697,8 @@ impl Simulator {
         !scratch.is_empty()
     }
 
+    /// Carries out the MAC actions waiting in `scratch`; out of line, as
+    /// most medium edges ask for none.
     #[inline(never)]
     fn carry_scratch_out(&mut self, node: u32) {
         let out = std::mem::take(&mut self.scratch);
