@@ -698,7 +698,9 @@ impl Simulator {
     }
 
     /// Carries out the MAC actions waiting in `scratch`; out of line, as
-    /// most medium edges ask for none.
+    /// most medium edges ask for none. `mac_call` keeps its own inlined
+    /// copy of these two lines: calling this from it cost 2.5 % of the
+    /// grid's instructions (407.1 M against 397.1 M).
     #[inline(never)]
     fn carry_scratch_out(&mut self, node: u32) {
         let out = std::mem::take(&mut self.scratch);
