@@ -232,14 +232,28 @@ impl<E: Copy> EventQueue<E> {
     fn place_slow(&mut self, e: Entry<E>) {
         let b = self.bucket_of(e.at);
         if b <= self.cursor {
-            // Keep the current bucket sorted (usually an append: later keys).
-            if self.current.last().is_none_or(|x| x.key() < e.key()) {
-                self.current.push(e);
-            } else {
-                let at = self.head + self.current[self.head..].partition_point(|x| x.key() < e.key());
-                self.current.insert(at, e);
+            // Keep the current bucket sorted: an append, then a step of
+            // insertion sort. Entries land near the end (an interrupted
+            // walk's next receiver, behind one or two others on the
+            // 10,000-node field), so this beats a binary search and a move.
+            self.current.push(e);
+            let mut i = self.current.len() - 1;
+            while i > self.head && self.current[i - 1].key() > e.key() {
+                self.current[i] = self.current[i - 1];
+                i -= 1;
             }
-        } else if b < self.cursor + WHEEL {
+            self.current[i] = e;
+        } else {
+            self.place_later(e);
+        }
+    }
+
+    /// A later bucket of the wheel (far events moving in) or beyond it; kept
+    /// apart so that `place_slow`'s common path stays small.
+    #[cold]
+    #[inline(never)]
+    fn place_later(&mut self, e: Entry<E>) {
+        if self.bucket_of(e.at) < self.cursor + WHEEL {
             self.push_wheel(e);
         } else {
             self.far.push(Reverse(e));
