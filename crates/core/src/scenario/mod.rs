@@ -82,7 +82,14 @@ pub enum Format {
 pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
     match format {
         Format::Toml => {
-            // Syntax first, so that "not TOML" is told apart from a bad key.
+            // One parse on the way that succeeds; after a failure the text is
+            // parsed again for its syntax alone, so that "not TOML" is told
+            // apart from a bad key.
+            let de = toml::Deserializer::new(text);
+            let err = match serde_path_to_error::deserialize(de) {
+                Ok(file) => return Ok(file),
+                Err(e) => e,
+            };
             let _: toml::Table = text.parse().map_err(|e: toml::de::Error| {
                 let at = e.span().map(|sp| {
                     let before = &text[..sp.start.min(text.len())];
@@ -99,18 +106,15 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
                     ),
                 )
             })?;
-            let de = toml::Deserializer::new(text);
-            serde_path_to_error::deserialize(de).map_err(|e| {
-                let inner = e.inner();
-                let line = inner
-                    .span()
-                    .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
-                let msg = match line {
-                    Some(l) => format!("{} (line {l})", clip(&one_line(inner.message()))),
-                    None => clip(&one_line(inner.message())),
-                };
-                path_error(e.path().to_string(), &msg)
-            })
+            let inner = err.inner();
+            let line = inner
+                .span()
+                .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
+            let msg = match line {
+                Some(l) => format!("{} (line {l})", clip(&one_line(inner.message()))),
+                None => clip(&one_line(inner.message())),
+            };
+            Err(path_error(err.path().to_string(), &msg))
         }
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
