@@ -135,9 +135,10 @@ impl DcfConfig {
     }
 }
 
-/// The MAC's timers, one slot each in its timer table.
+/// The MAC's timers, one slot each in its timer table. One byte, so that
+/// the simulator's events stay 12 bytes (`sim::events`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(usize)]
+#[repr(u8)]
 pub enum MacTimer {
     /// IFS plus remaining backoff slots elapsed: the station may transmit.
     Access = 0,
