@@ -9,6 +9,8 @@ use crate::net::queue::InterfaceQueue;
 use crate::phy::radio::Radio;
 use crate::time::Duration;
 
+/// The radio first, at the start of the node's cache lines (`Radio`).
+#[repr(C)]
 pub struct NodeStack {
     pub radio: Radio,
     pub mac: Dcf,
@@ -18,4 +20,18 @@ pub struct NodeStack {
     /// Radio idle time and NAV time at the start of the current bin.
     pub idle_at_bin: Duration,
     pub nav_at_bin: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_radio_and_the_mac_begin_on_cache_lines() {
+        // `Radio` and `Dcf` put what a signal edge touches in their first
+        // line; that holds only if those lines are lines of the node.
+        assert_eq!(std::mem::offset_of!(NodeStack, radio), 0);
+        assert_eq!(std::mem::align_of::<NodeStack>(), 64);
+        assert_eq!(std::mem::offset_of!(NodeStack, mac) % 64, 0);
+    }
 }

@@ -441,28 +441,38 @@ pub struct DcfStats {
     pub rtr_abandoned: u64,
 }
 
+/// The DCF of one station (§9.3).
+///
+/// Laid out for the medium's edges, which reach every station in
+/// carrier-sense range of every frame: what they read and write
+/// (`handle_medium_busy`, `handle_medium_idle`, `reschedule_access`) comes
+/// first, in declaration order (`repr(C)`), so that on large fields an edge
+/// loads the first cache lines of the MAC rather than lines all over it:
+/// a busy edge only the first (the test `medium_edge_fields_share_a_cache_line`).
+#[repr(C)]
 pub struct Dcf {
-    me: u32,
-    cfg: DcfConfig,
-    rng: Pcg64Mcg,
     phy_busy: bool,
-    phy_idle_since: SimTime,
     use_eifs: bool,
-    nav: Nav,
-    cw: u32,
-    backoff_slots: u32,
     backoff_pending: bool,
+    next_seq: u16,
+    backoff_slots: u32,
+    cw: u32,
     /// When the current countdown's first slot starts (IFS end), if counting.
     counting_from: Option<SimTime>,
-    current: Option<Held>,
-    side: Option<Held>,
+    phy_idle_since: SimTime,
+    /// By `MacTimer`: the Access timer's slot ends the first cache line.
+    timers: [TimerSlot; 3],
     /// OPET: ready-to-receive frames owed, oldest first.
     pending_rtr: Vec<PendingRtr>,
+    current: Option<Held>,
     exchange: Exchange,
-    next_seq: u16,
+    nav: Nav,
+    cfg: DcfConfig,
+    me: u32,
+    rng: Pcg64Mcg,
+    side: Option<Held>,
     /// Recent ⟨transmitter, sequence number⟩ tuples (§9.3.2.10).
     dup_cache: Vec<RecentSeqs>,
-    timers: [TimerSlot; 3],
     pub stats: DcfStats,
 }
 
@@ -1677,3 +1687,25 @@ mod tests_fast_forward;
 mod tests_opet;
 #[cfg(test)]
 mod tests_quick_exchange;
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    #[test]
+    fn medium_edge_fields_share_a_cache_line() {
+        // A busy edge (`handle_medium_busy`: `freeze`, then the Access
+        // timer's `cancel_timer`) reads and writes these, and the slot
+        // time besides when a countdown was under way.
+        let ends = [
+            offset_of!(Dcf, phy_busy) + 1,
+            offset_of!(Dcf, backoff_slots) + 4,
+            offset_of!(Dcf, counting_from) + std::mem::size_of::<Option<SimTime>>(),
+            offset_of!(Dcf, phy_idle_since) + std::mem::size_of::<SimTime>(),
+            offset_of!(Dcf, timers) + std::mem::size_of::<TimerSlot>() * (MacTimer::Access as usize + 1),
+        ];
+        assert!(ends.iter().all(|&end| end <= 64), "{ends:?}");
+        assert_eq!(std::mem::align_of::<Dcf>() % 8, 0);
+    }
+}

@@ -9,13 +9,14 @@
 
 use super::propagation::Thresholds;
 pub use super::reception::{
-    Arrival, Loss, Losses, Reception, ReceptionModel, RxEnd, SignalEnd, SinrRx, ThresholdRx, TxId,
+    Arrival, Loss, Losses, Reception, ReceptionModel, RxEnd, SignalEnd, SinrRx, ThresholdParams, ThresholdRx, TxId,
 };
 use super::PhyConfig;
 use crate::time::{Duration, SimTime};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(usize)]
+#[repr(u8)]
 pub enum RadioState {
     Idle = 0,
     Transmitting = 1,
@@ -25,11 +26,20 @@ pub enum RadioState {
     CarrierSense = 3,
 }
 
+/// Laid out for the signal edges, most of a run's events: everything an
+/// edge reads (the reception model's own state, the radio's state and
+/// since when) in the first cache line, the time per state, written when
+/// the state changes, in the second. The threshold model's thresholds are
+/// shared by the run's radios (`ThresholdParams`) rather than copied into
+/// each, and a node's stack begins with its radio (`NodeStack`), so that
+/// on large fields, whose radios are not all in the cache, an edge loads
+/// one line of the radio instead of three.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Radio {
     rx: Reception,
-    transmitting: bool,
     state: RadioState,
+    transmitting: bool,
     since: SimTime,
     totals: [Duration; 4],
 }
@@ -46,10 +56,17 @@ impl Radio {
     }
 
     /// The radio a scenario configures, with the thresholds its channel
-    /// derived; `rng` is the node's reception stream (drawn from by `Sinr`).
-    pub fn from_config(cfg: &PhyConfig, th: &Thresholds, rng: rand_pcg::Pcg64Mcg) -> Self {
+    /// derived (`shared`: the same, for threshold capture, made once per
+    /// run by `ThresholdParams::new`); `rng` is the node's reception
+    /// stream (drawn from by `Sinr`).
+    pub fn from_config(
+        cfg: &PhyConfig,
+        th: &Thresholds,
+        shared: &Arc<ThresholdParams>,
+        rng: rand_pcg::Pcg64Mcg,
+    ) -> Self {
         Radio::new(match cfg.reception {
-            ReceptionModel::Threshold => Reception::Threshold(ThresholdRx::new(th, cfg.lock_on_sensed)),
+            ReceptionModel::Threshold => Reception::Threshold(ThresholdRx::shared(Arc::clone(shared))),
             ReceptionModel::Sinr(s) => Reception::Sinr(Box::new(SinrRx::new(th, &s, rng))),
         })
     }
@@ -210,6 +227,15 @@ mod tests {
     }
     fn lost(l: Losses) -> Vec<(TxId, Loss)> {
         l.iter().collect()
+    }
+
+    #[test]
+    fn a_signal_edge_reads_the_first_cache_line_only() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(std::mem::align_of::<Radio>(), 64);
+        assert!(size_of::<Reception>() <= 48, "{}", size_of::<Reception>());
+        assert!(offset_of!(Radio, since) + size_of::<SimTime>() <= 64);
+        assert!(offset_of!(Radio, state) < 64 && offset_of!(Radio, transmitting) < 64);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::net::queue::{InterfaceQueue, QueueKind, Queued, Select};
 use crate::net::red::Red;
 use crate::net::routing::{Routing, RoutingAction, DEFAULT_TTL};
 use crate::phy::channel::Channel;
-use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd, SignalEnd};
+use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd, SignalEnd, ThresholdParams};
 use crate::phy::reception::Loss;
 use crate::scenario::{App, Scenario, Transport};
 use crate::scheme::{SchemeAction, Schemes, View};
@@ -184,9 +184,10 @@ impl Simulator {
             promiscuous: schemes.wants_overheard(),
             ..sc.dcf.clone()
         };
+        let shared = ThresholdParams::new(&th, sc.radio.lock_on_sensed);
         let nodes = (0..n)
             .map(|i| NodeStack {
-                radio: Radio::from_config(&sc.radio, &th, stream(sc.seed, i as u64, Purpose::Reception)),
+                radio: Radio::from_config(&sc.radio, &th, &shared, stream(sc.seed, i as u64, Purpose::Reception)),
                 mac: Dcf::new(i as u32, dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
                 queue: match sc.queue {
                     _ if sc.dcf.opet.enabled => InterfaceQueue::with_per_flow(sc.queue_capacity, sc.dcf.opet.scheduler),

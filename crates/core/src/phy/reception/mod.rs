@@ -21,7 +21,7 @@ pub mod threshold;
 use super::Rate;
 use crate::time::{Duration, SimTime};
 pub use sinr::{SinrConfig, SinrRx};
-pub use threshold::ThresholdRx;
+pub use threshold::{ThresholdParams, ThresholdRx};
 
 /// Identifies one transmission on the air.
 pub type TxId = u32;

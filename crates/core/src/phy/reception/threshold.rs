@@ -14,6 +14,7 @@
 use super::{Arrival, Loss, Losses, RxEnd, TxId, POWER_TOLERANCE};
 use crate::phy::propagation::Thresholds;
 use crate::time::SimTime;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug)]
 struct Signal {
@@ -29,8 +30,12 @@ struct Lock {
     corrupted: bool,
 }
 
-#[derive(Clone, Debug)]
-pub struct ThresholdRx {
+/// The thresholds of threshold capture: the same for every radio of a
+/// run, so they are shared rather than copied into each, which keeps a
+/// radio's own state (its lock and its list of signals) in one cache line
+/// (`Radio`).
+#[derive(Debug)]
+pub struct ThresholdParams {
     /// Decode threshold per rate (`Rate::index`).
     rx_w: [f64; 4],
     /// Signals below this (less the tolerance) are ignored.
@@ -41,17 +46,35 @@ pub struct ThresholdRx {
     /// medium busy, and a later decodable frame can still be received
     /// (like ns-3's preamble detection).
     lock_sensed: bool,
+}
+
+impl ThresholdParams {
+    pub fn new(th: &Thresholds, lock_sensed: bool) -> Arc<Self> {
+        Arc::new(ThresholdParams {
+            rx_w: th.rx_w_by_rate,
+            sense_w: th.cs_w * (1.0 - POWER_TOLERANCE),
+            capture_ratio: th.capture_ratio,
+            lock_sensed,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ThresholdRx {
+    params: Arc<ThresholdParams>,
     signals: Vec<Signal>,
     lock: Option<Lock>,
 }
 
 impl ThresholdRx {
     pub fn new(th: &Thresholds, lock_sensed: bool) -> Self {
+        Self::shared(ThresholdParams::new(th, lock_sensed))
+    }
+
+    /// A radio of a run whose radios share `params`.
+    pub fn shared(params: Arc<ThresholdParams>) -> Self {
         ThresholdRx {
-            rx_w: th.rx_w_by_rate,
-            sense_w: th.cs_w * (1.0 - POWER_TOLERANCE),
-            capture_ratio: th.capture_ratio,
-            lock_sensed,
+            params,
             signals: Vec::with_capacity(8),
             lock: None,
         }
@@ -72,11 +95,12 @@ impl ThresholdRx {
 
     pub fn signal_start(&mut self, _now: SimTime, a: Arrival, transmitting: bool) -> Losses {
         let mut losses = Losses::default();
-        if a.power_w < self.sense_w {
+        let params = &*self.params;
+        if a.power_w < params.sense_w {
             return losses;
         }
         let (tx, power_w) = (a.tx, a.power_w);
-        let above_rx = power_w >= self.rx_w[a.rate.index()];
+        let above_rx = power_w >= params.rx_w[a.rate.index()];
         if transmitting {
             if above_rx {
                 losses.push(tx, Loss::Transmitting);
@@ -84,7 +108,7 @@ impl ThresholdRx {
         } else if let Some(lock) = self.lock.as_mut() {
             // Capture: the locked frame survives only if it is at least
             // capture_ratio times stronger than the newcomer.
-            if lock.power_w < power_w * self.capture_ratio && !lock.corrupted {
+            if lock.power_w < power_w * params.capture_ratio && !lock.corrupted {
                 lock.corrupted = true;
                 if lock.above_rx {
                     losses.push(lock.tx, Loss::Interference);
@@ -93,9 +117,9 @@ impl ThresholdRx {
             if above_rx {
                 losses.push(tx, Loss::Interference);
             }
-        } else if above_rx || self.lock_sensed {
+        } else if above_rx || params.lock_sensed {
             let strongest = self.signals.iter().map(|s| s.power_w).fold(0.0, f64::max);
-            let corrupted = power_w < strongest * self.capture_ratio;
+            let corrupted = power_w < strongest * params.capture_ratio;
             if above_rx && corrupted {
                 losses.push(tx, Loss::Interference);
             }
