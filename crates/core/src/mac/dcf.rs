@@ -454,7 +454,7 @@ pub struct Dcf {
     phy_busy: bool,
     use_eifs: bool,
     backoff_pending: bool,
-    next_seq: u16,
+    me: u32,
     backoff_slots: u32,
     cw: u32,
     /// When the current countdown's first slot starts (IFS end), if counting.
@@ -462,13 +462,13 @@ pub struct Dcf {
     phy_idle_since: SimTime,
     /// By `MacTimer`: the Access timer's slot ends the first cache line.
     timers: [TimerSlot; 3],
+    nav: Nav,
     /// OPET: ready-to-receive frames owed, oldest first.
     pending_rtr: Vec<PendingRtr>,
     current: Option<Held>,
     exchange: Exchange,
-    nav: Nav,
     cfg: DcfConfig,
-    me: u32,
+    next_seq: u16,
     rng: Pcg64Mcg,
     side: Option<Held>,
     /// Recent ⟨transmitter, sequence number⟩ tuples (§9.3.2.10).
@@ -1700,6 +1700,8 @@ mod layout_tests {
         // time besides when a countdown was under way.
         let ends = [
             offset_of!(Dcf, phy_busy) + 1,
+            // Read first when a decoded frame arrives (`handle_rx`).
+            offset_of!(Dcf, me) + 4,
             offset_of!(Dcf, backoff_slots) + 4,
             offset_of!(Dcf, counting_from) + std::mem::size_of::<Option<SimTime>>(),
             offset_of!(Dcf, phy_idle_since) + std::mem::size_of::<SimTime>(),
