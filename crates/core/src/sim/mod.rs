@@ -591,6 +591,7 @@ impl Simulator {
         // freed slot's list is refilled by the next transmission using it).
         let (airtime, seq0) = (self.air[air as usize].airtime, self.air[air as usize].seq0);
         let rx = std::mem::take(&mut self.air_rx[air as usize]);
+        let first = k;
         loop {
             let node = rx[k as usize].node;
             k += 1;
@@ -606,11 +607,15 @@ impl Simulator {
             now = at;
         }
         self.air_rx[air as usize] = rx;
+        // The walk's ends at once: the entry can only be freed by the
+        // last end, which is the walk's last step.
+        self.release_air(air, k - first);
     }
 
-    fn release_air(&mut self, id: u32) {
+    /// `ends` of frame `id`'s signal ends and transmitter's end are over.
+    fn release_air(&mut self, id: u32, ends: u32) {
         let a = &mut self.air[id as usize];
-        a.pending -= 1;
+        a.pending -= ends;
         if a.pending == 0 {
             a.packet = None;
             self.air_free.push(id);
@@ -733,7 +738,6 @@ impl Simulator {
                 }
             }
         }
-        self.release_air(air);
     }
 
     /// What the end of frame `air` at `node` means beyond the common case
@@ -792,7 +796,7 @@ impl Simulator {
         if !self.nodes[node as usize].radio.is_busy() {
             self.medium_idle(now, node);
         }
-        self.release_air(air);
+        self.release_air(air, 1);
     }
 
     // ---- MAC ------------------------------------------------------------
