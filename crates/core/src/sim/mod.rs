@@ -586,9 +586,10 @@ impl Simulator {
 
     /// Signal ends of frame `air`, walked as `signal_starts` walks starts.
     fn signal_ends(&mut self, mut now: SimTime, air: u32, mut k: u32) {
-        // The last end may free the entry: read what the walk needs first.
-        // The list goes back to its slot after the walk, free or not (a
-        // freed slot's list is refilled by the next transmission using it).
+        // The frame's fields the walk needs, read once. Its list goes back
+        // to its slot after the walk, and only then may the entry be freed
+        // (`release_air` below; a freed slot's list is refilled by the next
+        // transmission using it).
         let (airtime, seq0) = (self.air[air as usize].airtime, self.air[air as usize].seq0);
         let rx = std::mem::take(&mut self.air_rx[air as usize]);
         let first = k;
