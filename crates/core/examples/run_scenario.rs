@@ -40,7 +40,7 @@ fn report(sim: &Simulator, wall: f64) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: run_scenario FILE.toml [--from SECONDS]";
+    let usage = "usage: run_scenario FILE.toml|FILE.json [--from SECONDS]";
     let path = args.first().expect(usage);
     let from_s: f64 = match args.get(1).map(String::as_str) {
         Some("--from") => args.get(2).and_then(|s| s.parse().ok()).expect(usage),
@@ -48,7 +48,8 @@ fn main() {
         None => 0.0,
     };
     let text = std::fs::read_to_string(path).expect("readable scenario file");
-    let sc = load(&text, Format::Toml, None, None).unwrap_or_else(|e| {
+    let format = if path.ends_with(".json") { Format::Json } else { Format::Toml };
+    let sc = load(&text, format, None, None).unwrap_or_else(|e| {
         eprintln!("{path}: {e}");
         std::process::exit(2)
     });
