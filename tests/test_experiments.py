@@ -288,3 +288,83 @@ def test_mtcp_x_sweeps_share_the_table3_template():
         assert {k: axis.sets[k] for k in axis.sets} == {k: scenarios[k] for k in axis.sets}
         x = next(a for a in exp.axes if a.name == "x")
         assert x.key == "tcp.mtcp.x" and x.values == list(range(5, 51, 5))
+
+
+SHARED = """
+paper = "demo.txt"
+description = "two experiments of one file sharing its scenario settings"
+
+[scenario]
+name = "demo"
+duration_s = 5.0
+[scenario.mac]
+rts_threshold_bytes = 0
+queue_capacity_pkts = 20
+[scenario.routing]
+protocol = "aodv"
+
+[[experiment]]
+id = "demo-fig1"
+figure = "Figure 1"
+[experiment.layout]
+kind = "chain"
+hops = 2
+
+[[experiment]]
+id = "demo-fig2"
+figure = "Figure 2"
+[experiment.scenario]
+name = "demo-field"
+[experiment.scenario.mac]
+queue_capacity_pkts = 50
+[experiment.scenario.topology]
+kind = "random"
+nodes = 10
+"""
+
+
+def test_an_experiment_scenario_adds_to_the_files_shared_settings(tmp_path):
+    """An entry's [experiment.scenario] is laid on the file's [scenario] key by key:
+    what it does not set (here the routing protocol and the RTS threshold) stays
+    the file's, what it sets wins, at every depth."""
+    (tmp_path / "demo.toml").write_text(SHARED, encoding="utf-8")
+    first, second = experiments.load_all(tmp_path)
+    assert first.scenario == {
+        "name": "demo",
+        "duration_s": 5.0,
+        "mac": {"rts_threshold_bytes": 0, "queue_capacity_pkts": 20},
+        "routing": {"protocol": "aodv"},
+    }
+    assert second.scenario == {
+        "name": "demo-field",
+        "duration_s": 5.0,
+        "mac": {"rts_threshold_bytes": 0, "queue_capacity_pkts": 50},
+        "routing": {"protocol": "aodv"},
+        "topology": {"kind": "random", "nodes": 10},
+    }
+
+
+def test_merge_tables_replaces_arrays_and_leaves_its_inputs_alone():
+    base = {"a": {"b": 1, "c": [1, 2]}, "d": 2}
+    over = {"a": {"c": [3]}, "e": {"f": 1}}
+    assert experiments.merge_tables(base, over) == {"a": {"b": 1, "c": [3]}, "d": 2, "e": {"f": 1}}
+    assert base == {"a": {"b": 1, "c": [1, 2]}, "d": 2} and over == {"a": {"c": [3]}, "e": {"f": 1}}
+
+
+@pytest.mark.parametrize(
+    "exp_id", ["selfcontention-fig6", "selfcontention-table1", "selfcontention-table2"]
+)
+def test_the_selfcontention_fields_run_the_papers_aodv(exp_id):
+    """Berger et al. §4: AODV in every experiment. The random fields set their own
+    topology and traffic in [experiment.scenario]; the file's routing and MAC settings
+    must still reach their runs (they once ran with static routes instead)."""
+    exp = experiments.get(exp_id)
+    data = json.loads(exp.specs(quick=True)[0].scenario.canonical_json())
+    assert data["routing"]["protocol"] == "aodv"
+    aodv = data["routing"]["aodv"]
+    assert (aodv["active_route_timeout_ms"], aodv["ttl_start"], aodv["local_repair"]) == (
+        10000.0,
+        5,
+        True,
+    )
+    assert data["mac"]["rts_threshold_bytes"] == 0 and data["tcp"]["max_window_pkts"] == 20

@@ -280,6 +280,13 @@ def load_all(directory: Path | None = None) -> list[Experiment]:
         )
         for entry in entries:
             merged = {**defaults, **entry}
+            if isinstance(defaults.get("scenario"), dict) and isinstance(
+                entry.get("scenario"), dict
+            ):
+                # The file's [scenario] holds the settings its experiments share; an
+                # entry's own [experiment.scenario] adds to them and overrides key by
+                # key, rather than replacing them whole.
+                merged["scenario"] = merge_tables(defaults["scenario"], entry["scenario"])
             exp = parse(merged, path)
             if exp.id in found:
                 raise InputError(
@@ -287,6 +294,18 @@ def load_all(directory: Path | None = None) -> list[Experiment]:
                 )
             found[exp.id] = exp
     return [found[k] for k in sorted(found, key=_sort_key)]
+
+
+def merge_tables(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `over` laid on it: tables are merged key by key, at every depth;
+    any other value of `over` (a number, a string, an array) replaces `base`'s."""
+    out = copy.deepcopy(dict(base))
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge_tables(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
 
 
 def _sort_key(exp_id: str) -> tuple[str, int, str]:

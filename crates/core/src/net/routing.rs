@@ -214,8 +214,8 @@ impl Routing {
                     next_hop: BROADCAST,
                     jitter,
                 },
-                AodvAction::Unicast { next_hop, msg } => RoutingAction::Send {
-                    packet: self.packet(now, node, next_hop, msg, DEFAULT_TTL),
+                AodvAction::Unicast { next_hop, msg, ttl } => RoutingAction::Send {
+                    packet: self.packet(now, node, next_hop, msg, ttl),
                     next_hop,
                     jitter: Duration::ZERO,
                 },

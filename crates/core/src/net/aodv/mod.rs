@@ -58,8 +58,12 @@ pub enum AodvAction<P> {
         ttl: u8,
         jitter: Duration,
     },
-    /// Link-layer unicast to a neighbour, now.
-    Unicast { next_hop: NodeAddr, msg: AodvMessage },
+    /// Link-layer unicast to a neighbour with IP TTL `ttl`, now.
+    Unicast {
+        next_hop: NodeAddr,
+        msg: AodvMessage,
+        ttl: u8,
+    },
     /// A buffered data packet now has a route.
     SendData { packet: P, next_hop: NodeAddr },
     /// A data packet AODV will not deliver.
@@ -360,7 +364,7 @@ impl<P: Copy> Aodv<P> {
         match msg {
             AodvMessage::Rreq(r) => self.recv_rreq(now, from, r, ttl, out),
             AodvMessage::Rrep(r) if r.is_hello() => self.recv_hello(now, from, r, out),
-            AodvMessage::Rrep(r) => self.recv_rrep(now, from, r, out),
+            AodvMessage::Rrep(r) => self.recv_rrep(now, from, r, ttl, out),
             AodvMessage::Rerr(e) => self.recv_rerr(now, from, e, out),
             AodvMessage::RrepAck => {}
         }
@@ -729,7 +733,10 @@ impl<P: Copy> Aodv<P> {
                 lifetime: self.p.my_route_timeout,
             };
             self.counters.rrep_originated += 1;
-            self.unicast(from, AodvMessage::Rrep(rrep), out);
+            // The IP TTL of a reply is the reverse route's hop count (as
+            // ns-3 sends it): enough to reach the originator along it, and
+            // a bound on its travel if the routes it follows form a loop.
+            self.unicast(from, AodvMessage::Rrep(rrep), hops, out);
             return;
         }
 
@@ -783,7 +790,7 @@ impl<P: Copy> Aodv<P> {
             lifetime: fwd_left,
         };
         self.counters.rrep_originated += 1;
-        self.unicast(from, AodvMessage::Rrep(rrep), out);
+        self.unicast(from, AodvMessage::Rrep(rrep), rev_hops, out);
         if r.gratuitous {
             let grat = Rrep {
                 hop_count: rev_hops,
@@ -793,11 +800,12 @@ impl<P: Copy> Aodv<P> {
                 lifetime: rev_left,
             };
             self.counters.rrep_originated += 1;
-            self.unicast(fwd_next, AodvMessage::Rrep(grat), out);
+            self.unicast(fwd_next, AodvMessage::Rrep(grat), fwd_hops, out);
         }
     }
 
-    fn recv_rrep(&mut self, now: SimTime, from: NodeAddr, r: &Rrep, out: &mut Vec<AodvAction<P>>) {
+    /// `ttl`: the IP TTL the reply came with.
+    fn recv_rrep(&mut self, now: SimTime, from: NodeAddr, r: &Rrep, ttl: u8, out: &mut Vec<AodvAction<P>>) {
         self.update_neighbor_route(now, from, out);
         if r.dst == self.me {
             return;
@@ -855,9 +863,17 @@ impl<P: Copy> Aodv<P> {
                 rt.add_precursor(precursor);
             }
         }
+        // Forwarding spends one of the reply's TTL, and one that arrived
+        // with less than 2 goes no further (ns-3's RecvReply). A reply that
+        // only confirms a route is forwarded too (above), so without this
+        // bound it would circle for as long as the reverse routes towards
+        // its originator form a loop.
+        if ttl < 2 {
+            return;
+        }
         let fwd = Rrep { hop_count: hops, ..*r };
         self.counters.rrep_forwarded += 1;
-        self.unicast(rev_next, AodvMessage::Rrep(fwd), out);
+        self.unicast(rev_next, AodvMessage::Rrep(fwd), ttl - 1, out);
     }
 
     /// §6.9: a HELLO keeps (or makes) the route to the neighbour active.
@@ -934,7 +950,7 @@ impl<P: Copy> Aodv<P> {
         });
         self.counters.rerr_sent += 1;
         match recipients.as_slice() {
-            [one] => self.unicast(*one, msg, out),
+            [one] => self.unicast(*one, msg, 1, out),
             _ => self.broadcast(now, msg, 1, out),
         }
     }
@@ -956,7 +972,7 @@ impl<P: Copy> Aodv<P> {
         self.counters.rerr_sent += 1;
         if recipients.len() == 1 {
             let one = *recipients.first().expect("one recipient");
-            self.unicast(one, msg, out);
+            self.unicast(one, msg, 1, out);
         } else {
             self.broadcast(now, msg, 1, out);
         }
@@ -996,9 +1012,9 @@ impl<P: Copy> Aodv<P> {
         out.push(AodvAction::Broadcast { msg, ttl, jitter });
     }
 
-    fn unicast(&mut self, next_hop: NodeAddr, msg: AodvMessage, out: &mut Vec<AodvAction<P>>) {
+    fn unicast(&mut self, next_hop: NodeAddr, msg: AodvMessage, ttl: u8, out: &mut Vec<AodvAction<P>>) {
         self.counters.control_bytes += u64::from(msg.wire_bytes());
-        out.push(AodvAction::Unicast { next_hop, msg });
+        out.push(AodvAction::Unicast { next_hop, msg, ttl });
     }
 }
 

@@ -183,14 +183,14 @@ impl Net {
                         );
                     }
                 }
-                AodvAction::Unicast { next_hop, msg } => {
+                AodvAction::Unicast { next_hop, msg, ttl } => {
                     let to = next_hop as usize;
                     self.sent.push(Sent {
                         at: self.now,
                         node,
                         to: Some(to),
                         msg: msg.clone(),
-                        ttl: 1,
+                        ttl,
                     });
                     if self.links.contains(&(node, to)) {
                         self.schedule(
@@ -199,7 +199,7 @@ impl Net {
                                 to,
                                 from: node,
                                 msg,
-                                ttl: 1,
+                                ttl,
                             },
                         );
                     } else {
@@ -358,6 +358,15 @@ fn discovery_over_a_five_hop_chain_releases_the_buffer_in_order() {
     assert_eq!(path, vec![(5, 4), (4, 3), (3, 2), (2, 1), (1, 0)]);
     assert_eq!(rreps[0].2.hop_count, 0);
     assert_eq!(rreps[4].2.hop_count, 4);
+    // Its IP TTL starts at the reverse route's five hops and loses one per
+    // forward: just enough to reach the originator.
+    let ttls: Vec<u8> = net
+        .sent
+        .iter()
+        .filter(|s| matches!(s.msg, AodvMessage::Rrep(_)) && s.to.is_some())
+        .map(|s| s.ttl)
+        .collect();
+    assert_eq!(ttls, vec![5, 4, 3, 2, 1]);
     // Data left only once the route existed.
     let found = net.sent.iter().find(|s| s.node == 1 && s.to == Some(0)).unwrap().at;
     assert!(net.delivered.iter().all(|d| d.0 > found));
@@ -714,6 +723,72 @@ fn route_updates_compare_sequence_numbers_across_rollover() {
     assert!(out.is_empty(), "the originator forwards nothing: {out:?}");
 }
 
+/// Two nodes whose routes towards a reply's originator point at each other
+/// (a transient loop): a reply that only confirms the route it follows is
+/// forwarded, but each forward spends one of its TTL, so it stops.
+#[test]
+fn a_reply_in_a_routing_loop_stops_when_its_ttl_is_spent() {
+    let mut nodes: Vec<Aodv<u32>> = (1..=2)
+        .map(|me| Aodv::new(me, &no_jitter(), stream(1, me.into(), Purpose::Routing)))
+        .collect();
+    let now = SimTime::ZERO;
+    let mut out = Vec::new();
+    // (A reply about 0 for another originator, 8; one whose destination is
+    // its originator would be a HELLO.)
+    let to_orig = |seq: u32| {
+        AodvMessage::Rrep(Rrep {
+            hop_count: 3,
+            dst: 0,
+            dst_seq: seq,
+            orig: 8,
+            lifetime: ms(6000),
+        })
+    };
+    // Node 1 reaches 0 through 2, node 2 through 1; both know 9 via 3.
+    nodes[0].handle_message(now, 2, &to_orig(5), 1, &mut out);
+    nodes[1].handle_message(now, 1, &to_orig(5), 1, &mut out);
+    for (i, via) in [(0usize, 3u32), (1, 3)] {
+        let fwd = AodvMessage::Rrep(Rrep {
+            hop_count: 2,
+            dst: 9,
+            dst_seq: 7,
+            orig: 0,
+            lifetime: ms(6000),
+        });
+        nodes[i].handle_message(now, via, &fwd, 1, &mut out);
+    }
+    assert_eq!(nodes[0].next_hop(now, 0), Some(2));
+    assert_eq!(nodes[1].next_hop(now, 0), Some(1));
+    out.clear();
+    // A reply for originator 0 about 9, same sequence number, bounced
+    // between them from node 1 on, starting with TTL 6.
+    let mut hops = Vec::new();
+    let (mut at, mut from, mut ttl) = (0usize, 2u32, 6u8);
+    let mut msg = AodvMessage::Rrep(Rrep {
+        hop_count: 2,
+        dst: 9,
+        dst_seq: 7,
+        orig: 0,
+        lifetime: ms(6000),
+    });
+    loop {
+        nodes[at].handle_message(now, from, &msg, ttl, &mut out);
+        let Some(AodvAction::Unicast {
+            next_hop,
+            msg: m,
+            ttl: t,
+        }) = out.pop()
+        else {
+            break;
+        };
+        hops.push((at as u32 + 1, next_hop, t));
+        assert!(hops.len() < 10, "the reply keeps circling: {hops:?}");
+        (from, at, ttl, msg) = (at as u32 + 1, next_hop as usize - 1, t, m);
+        out.clear();
+    }
+    assert_eq!(hops, vec![(1, 2, 5), (2, 1, 4), (1, 2, 3), (2, 1, 2), (1, 2, 1)]);
+}
+
 #[test]
 fn destination_takes_the_rreq_sequence_number_when_newer() {
     let mut a: Aodv<u32> = Aodv::new(3, &no_jitter(), stream(1, 3, Purpose::Routing));
@@ -734,6 +809,7 @@ fn destination_takes_the_rreq_sequence_number_when_newer() {
         Some(AodvAction::Unicast {
             next_hop: 2,
             msg: AodvMessage::Rrep(r),
+            ..
         }) => r.dst_seq,
         other => panic!("expected a RREP to 2, got {other:?}"),
     };
