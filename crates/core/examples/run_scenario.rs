@@ -48,7 +48,11 @@ fn main() {
         None => 0.0,
     };
     let text = std::fs::read_to_string(path).expect("readable scenario file");
-    let format = if path.ends_with(".json") { Format::Json } else { Format::Toml };
+    let format = if path.ends_with(".json") {
+        Format::Json
+    } else {
+        Format::Toml
+    };
     let sc = load(&text, format, None, None).unwrap_or_else(|e| {
         eprintln!("{path}: {e}");
         std::process::exit(2)
