@@ -733,44 +733,31 @@ fn a_reply_in_a_routing_loop_stops_when_its_ttl_is_spent() {
         .collect();
     let now = SimTime::ZERO;
     let mut out = Vec::new();
-    // (A reply about 0 for another originator, 8; one whose destination is
-    // its originator would be a HELLO.)
-    let to_orig = |seq: u32| {
+    // A reply about 0 for another originator, 8 (one whose destination is
+    // its originator would be a HELLO), and one about 9 for originator 0.
+    let about = |dst: u32, dst_seq: u32, hop_count: u8, orig: u32| {
         AodvMessage::Rrep(Rrep {
-            hop_count: 3,
-            dst: 0,
-            dst_seq: seq,
-            orig: 8,
+            hop_count,
+            dst,
+            dst_seq,
+            orig,
             lifetime: ms(6000),
         })
     };
+    let (about_0, about_9) = (about(0, 5, 3, 8), about(9, 7, 2, 0));
     // Node 1 reaches 0 through 2, node 2 through 1; both know 9 via 3.
-    nodes[0].handle_message(now, 2, &to_orig(5), 1, &mut out);
-    nodes[1].handle_message(now, 1, &to_orig(5), 1, &mut out);
-    for (i, via) in [(0usize, 3u32), (1, 3)] {
-        let fwd = AodvMessage::Rrep(Rrep {
-            hop_count: 2,
-            dst: 9,
-            dst_seq: 7,
-            orig: 0,
-            lifetime: ms(6000),
-        });
-        nodes[i].handle_message(now, via, &fwd, 1, &mut out);
+    nodes[0].handle_message(now, 2, &about_0, 1, &mut out);
+    nodes[1].handle_message(now, 1, &about_0, 1, &mut out);
+    for node in &mut nodes {
+        node.handle_message(now, 3, &about_9, 1, &mut out);
     }
     assert_eq!(nodes[0].next_hop(now, 0), Some(2));
     assert_eq!(nodes[1].next_hop(now, 0), Some(1));
     out.clear();
-    // A reply for originator 0 about 9, same sequence number, bounced
-    // between them from node 1 on, starting with TTL 6.
+    // The reply about 9, same sequence number, bounced between them from
+    // node 1 on, starting with TTL 6.
     let mut hops = Vec::new();
-    let (mut at, mut from, mut ttl) = (0usize, 2u32, 6u8);
-    let mut msg = AodvMessage::Rrep(Rrep {
-        hop_count: 2,
-        dst: 9,
-        dst_seq: 7,
-        orig: 0,
-        lifetime: ms(6000),
-    });
+    let (mut at, mut from, mut ttl, mut msg) = (0usize, 2u32, 6u8, about_9);
     loop {
         nodes[at].handle_message(now, from, &msg, ttl, &mut out);
         let Some(AodvAction::Unicast {
