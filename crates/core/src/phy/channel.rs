@@ -62,9 +62,8 @@ pub struct Channel {
     /// transmits (`neighbors_by_delay`), since most nodes do not transmit
     /// between two steps.
     stale: Vec<bool>,
-    /// Scratch of `sort_by_delay_from`: its keys, and an entry per node.
+    /// Scratch of `sort_by_delay`: its keys.
     keys: Vec<u64>,
-    slot: Vec<u32>,
     grid: HashMap<(i64, i64), Vec<u32>>,
 }
 
@@ -85,7 +84,6 @@ impl Channel {
             by_delay: vec![Vec::new(); n],
             stale: vec![true; n],
             keys: Vec::new(),
-            slot: vec![u32::MAX; n],
             grid: HashMap::new(),
         };
         for i in 0..n as u32 {
@@ -107,12 +105,7 @@ impl Channel {
 
     #[inline(never)]
     fn refresh_by_delay(&mut self, i: usize) {
-        sort_by_delay_from(
-            &self.neighbors[i],
-            &mut self.by_delay[i],
-            &mut self.keys,
-            &mut self.slot,
-        );
+        sort_by_delay(&self.neighbors[i], &mut self.by_delay[i], &mut self.keys);
         self.stale[i] = false;
     }
 
@@ -156,10 +149,12 @@ impl Channel {
 
     /// The rates that decode at distance `d`.
     fn rates_at(&self, d: f64) -> RateSet {
-        Rate::ALL
-            .into_iter()
-            .filter(|r| self.within(d, self.rate_range_m[r.index()]))
-            .collect()
+        // Bit k of a set is the rate of index k, whose range is `rate_range_m[k]`.
+        let mut bits = 0;
+        for (k, &range) in self.rate_range_m.iter().enumerate() {
+            bits |= u8::from(self.within(d, range)) << k;
+        }
+        RateSet(bits)
     }
 
     /// Distances equal to a range count as inside it: a frame decodes at
@@ -236,19 +231,47 @@ impl Channel {
     /// are symmetric, bit for bit). Visiting the pairs (i, j > i) by
     /// increasing i, then j, appends to every list in increasing id, so no
     /// list by id needs sorting: the candidates j > i of the 3×3 cells
-    /// around i are marked in a bitmap and read back in id order. The
-    /// lists by delay are left stale until used. The vectors are reused.
+    /// around i are marked in a bitmap and read back in id order. Those
+    /// candidates are gathered once per occupied cell, not once per node:
+    /// looking up nine cells of the grid for each node was a third of a
+    /// rebuild. The lists by delay are left stale until used. The vectors
+    /// are reused.
     fn rebuild(&mut self) {
         for list in &mut self.neighbors {
             list.clear();
         }
         let n = self.positions.len();
+        // Per occupied cell, the members of the 3×3 cells around it,
+        // concatenated (`around[start[c]..start[c + 1]]`); per node, its
+        // cell's number `c`.
+        let mut cell_of = vec![0u32; n];
+        let mut start = vec![0usize];
+        let mut around: Vec<u32> = Vec::with_capacity(9 * n);
+        for (c, (&(cx, cy), members)) in self.grid.iter().enumerate() {
+            for &m in members {
+                cell_of[m as usize] = c as u32;
+            }
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    if let Some(v) = self.grid.get(&(cx + dx, cy + dy)) {
+                        around.extend_from_slice(v);
+                    }
+                }
+            }
+            start.push(around.len());
+        }
         let mut marks = vec![0u64; n.div_ceil(64)];
         for i in 0..n as u32 {
-            for j in self.nearby(i).filter(|&j| j > i) {
-                marks[j as usize / 64] |= 1 << (j % 64);
+            let c = cell_of[i as usize] as usize;
+            let mut last = 0;
+            for &j in &around[start[c]..start[c + 1]] {
+                if j > i {
+                    marks[j as usize / 64] |= 1 << (j % 64);
+                    last = last.max(j as usize / 64);
+                }
             }
-            for (w, word) in marks.iter_mut().enumerate().skip((i as usize + 1) / 64) {
+            let first = (i as usize + 1) / 64;
+            for (w, word) in marks.iter_mut().enumerate().take(last + 1).skip(first) {
                 let mut bits = std::mem::take(word);
                 while bits != 0 {
                     let j = (w * 64) as u32 + bits.trailing_zeros();
@@ -309,63 +332,27 @@ impl Channel {
     }
 }
 
-/// Replaces `out`, a previous order of the same node's neighbours (or
-/// anything), with `list` (by id) by increasing delay, then id.
+/// Replaces `out` with `list` (by id) by increasing delay, then id.
 ///
-/// Each neighbour is one `u64`, its delay above its place in `list` (which
-/// is in id order), so the order is that of the keys, whatever order they
-/// start in. They start in the previous order (neighbours that are gone
-/// left out, new ones at the end): after a mobility step of 0.1 s at
-/// walking speeds, delays move by a few nanoseconds and the order barely
-/// changes, so an insertion sort finishes in about one pass
-/// (`sort_nearly_sorted`). `slot` maps a node to its place in `list`;
-/// it has an entry per node, all `u32::MAX`, and is left so. A delay that
-/// does not fit 32 bits (over 4.29 s, a reach of over a million
-/// kilometres) takes the general sort.
-fn sort_by_delay_from(list: &[Neighbor], out: &mut Vec<Neighbor>, keys: &mut Vec<u64>, slot: &mut [u32]) {
+/// Each neighbour is sorted as one `u64`, its delay above its place in
+/// `list`: since `list` is in id order, the order of the keys is that of
+/// (delay, id). A delay that does not fit 32 bits (over 4.29 s, a reach of
+/// over a million kilometres) takes the sort of whole entries.
+fn sort_by_delay(list: &[Neighbor], out: &mut Vec<Neighbor>, keys: &mut Vec<u64>) {
+    out.clear();
     if list.iter().any(|n| n.delay.as_nanos() > u64::from(u32::MAX)) {
-        out.clear();
         out.extend_from_slice(list);
         out.sort_unstable_by_key(|n| (n.delay, n.node));
         return;
     }
-    let key = |k: usize| (list[k].delay.as_nanos() << 32) | k as u64;
-    for (k, nb) in list.iter().enumerate() {
-        slot[nb.node as usize] = k as u32;
-    }
     keys.clear();
-    for nb in out.iter().chain(list) {
-        let k = std::mem::replace(&mut slot[nb.node as usize], u32::MAX);
-        if k != u32::MAX {
-            keys.push(key(k as usize));
-        }
-    }
-    sort_nearly_sorted(keys);
-    out.clear();
+    keys.extend(
+        list.iter()
+            .enumerate()
+            .map(|(k, n)| (n.delay.as_nanos() << 32) | k as u64),
+    );
+    keys.sort_unstable();
     out.extend(keys.iter().map(|&key| list[(key & u64::from(u32::MAX)) as usize]));
-}
-
-/// Sorts `keys`: by insertion while that moves fewer than about eight
-/// places per key (linear on keys already nearly in order), otherwise by
-/// the general sort, so that no order costs more than a few passes and a
-/// sort.
-fn sort_nearly_sorted(keys: &mut [u64]) {
-    let budget = 8 * keys.len() + 64;
-    let mut moved = 0;
-    for i in 1..keys.len() {
-        let k = keys[i];
-        let mut j = i;
-        while j > 0 && keys[j - 1] > k {
-            keys[j] = keys[j - 1];
-            j -= 1;
-        }
-        keys[j] = k;
-        moved += i - j;
-        if moved > budget {
-            keys.sort_unstable();
-            return;
-        }
-    }
 }
 
 #[cfg(test)]
