@@ -693,7 +693,14 @@ impl<P: Copy> Aodv<P> {
         }
         let hops = r.hop_count.saturating_add(1);
 
-        // §6.5: reverse route to the originator.
+        // §6.5: reverse route to the originator, created, or updated under
+        // the rules of §6.2 (as ns-2's AODV, the papers' simulator, does;
+        // ns-3 updates it from every new RREQ): from a newer originator
+        // sequence number, the same one over fewer hops, or when the
+        // table's number is not valid or the route is no longer active. A
+        // copy of an old RREQ that comes back after PATH_DISCOVERY_TIME
+        // carries the number the route already has, and must not turn the
+        // route the way the copy came.
         let min_life = self
             .p
             .net_traversal_time
@@ -701,22 +708,29 @@ impl<P: Copy> Aodv<P> {
             .as_nanos()
             .saturating_sub(self.p.node_traversal_time.mul(2 * u64::from(hops)).as_nanos());
         let until = now + Duration::from_nanos(min_life);
-        match self.routes.get_mut(now, r.orig) {
+        let (rev_next, rev_hops) = match self.routes.get_mut(now, r.orig) {
             Some(rt) => {
-                if !rt.valid_seq || seq_newer(r.orig_seq, rt.seq) {
-                    rt.seq = r.orig_seq;
-                }
-                rt.valid_seq = true;
                 let was_active = rt.is_active(now);
-                rt.state = table::State::Valid;
-                rt.next_hop = from;
-                rt.hop_count = hops;
-                rt.lifetime = if was_active { rt.lifetime.max(until) } else { until };
+                let fresher = !rt.valid_seq
+                    || !was_active
+                    || seq_newer(r.orig_seq, rt.seq)
+                    || (r.orig_seq == rt.seq && hops < rt.hop_count);
+                if fresher {
+                    rt.seq = r.orig_seq;
+                    rt.valid_seq = true;
+                    rt.state = table::State::Valid;
+                    rt.next_hop = from;
+                    rt.hop_count = hops;
+                    rt.lifetime = if was_active { rt.lifetime.max(until) } else { until };
+                }
+                (rt.next_hop, rt.hop_count)
             }
-            None => self
-                .routes
-                .insert(r.orig, Route::new(r.orig_seq, true, hops, from, until)),
-        }
+            None => {
+                self.routes
+                    .insert(r.orig, Route::new(r.orig_seq, true, hops, from, until));
+                (from, hops)
+            }
+        };
         self.release(now, r.orig, out);
 
         if r.dst == self.me {
@@ -733,10 +747,12 @@ impl<P: Copy> Aodv<P> {
                 lifetime: self.p.my_route_timeout,
             };
             self.counters.rrep_originated += 1;
-            // The IP TTL of a reply is the reverse route's hop count (as
-            // ns-3 sends it): enough to reach the originator along it, and
-            // a bound on its travel if the routes it follows form a loop.
-            self.unicast(from, AodvMessage::Rrep(rrep), hops, out);
+            // The reply follows the reverse route, which is the way this
+            // RREQ came unless the route held is fresher. Its IP TTL is the
+            // route's hop count (as ns-3 sends it): enough to reach the
+            // originator along it, and a bound on its travel if the routes
+            // it follows form a loop.
+            self.unicast(rev_next, AodvMessage::Rrep(rrep), rev_hops, out);
             return;
         }
 
@@ -777,10 +793,10 @@ impl<P: Copy> Aodv<P> {
             fwd.add_precursor(from);
             (fwd.next_hop, fwd.hop_count, fwd.seq, fwd.lifetime.saturating_since(now))
         };
-        let (rev_hops, rev_left) = {
+        let (rev_next, rev_hops, rev_left) = {
             let rev = self.routes.get_mut(now, r.orig).expect("reverse route just set");
             rev.add_precursor(fwd_next);
-            (rev.hop_count, rev.lifetime.saturating_since(now))
+            (rev.next_hop, rev.hop_count, rev.lifetime.saturating_since(now))
         };
         let rrep = Rrep {
             hop_count: fwd_hops,
@@ -790,7 +806,7 @@ impl<P: Copy> Aodv<P> {
             lifetime: fwd_left,
         };
         self.counters.rrep_originated += 1;
-        self.unicast(from, AodvMessage::Rrep(rrep), rev_hops, out);
+        self.unicast(rev_next, AodvMessage::Rrep(rrep), rev_hops, out);
         if r.gratuitous {
             let grat = Rrep {
                 hop_count: rev_hops,

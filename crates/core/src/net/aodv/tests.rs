@@ -544,6 +544,62 @@ fn duplicate_rreq_is_silently_discarded() {
     assert_eq!(out2.len(), 1);
 }
 
+/// §6.5 with §6.2: a RREQ updates the reverse route only from a newer
+/// originator sequence number or the same one over fewer hops. Node 1 is
+/// the destination of RREQs from node 9, two hops or more away; they reach
+/// it through its neighbours 0 and 2. Data to 9 keeps the route active
+/// past the RREQ's memory (PATH_DISCOVERY_TIME, 5.6 s), so that copies of
+/// a RREQ can come back as new.
+///
+/// ```text
+///   t        RREQ (id, seq)  from  hops  route to 9    reply to (TTL)
+///   0        (9, 3)          0     2     via 0, 2      0 (2)
+///   5.7 s    (9, 3) again    2     4     via 0, 2      0 (2)   not fresher
+///   5.8 s    (10, 4)         2     4     via 2, 4      2 (4)   newer
+///   11.5 s   (10, 4) again   0     2     via 0, 2      0 (2)   fewer hops
+/// ```
+#[test]
+fn a_rreq_turns_the_reverse_route_only_when_fresher() {
+    let mut a: Aodv<u32> = Aodv::new(1, &no_jitter(), stream(1, 1, Purpose::Routing));
+    let rreq = |id: u32, orig_seq: u32, hop_count: u8| {
+        AodvMessage::Rreq(Rreq {
+            gratuitous: false,
+            dest_only: false,
+            unknown_seq: true,
+            hop_count,
+            rreq_id: id,
+            dst: 1,
+            dst_seq: 0,
+            orig: 9,
+            orig_seq,
+        })
+    };
+    let reply_to = |out: &[AodvAction<u32>]| match out.last() {
+        Some(AodvAction::Unicast {
+            next_hop,
+            msg: AodvMessage::Rrep(_),
+            ttl,
+        }) => (*next_hop, *ttl),
+        other => panic!("expected a RREP, got {other:?}"),
+    };
+    let via = |a: &Aodv<u32>, t: SimTime| {
+        let r = a.route(t, 9).unwrap();
+        assert!(r.active);
+        (r.next_hop, r.hop_count)
+    };
+    let mut out = Vec::new();
+    a.handle_message(SimTime::ZERO, 0, &rreq(9, 3, 1), 5, &mut out);
+    assert_eq!((via(&a, SimTime::ZERO), reply_to(&out)), ((0, 2), (0, 2)));
+    a.note_route_used(at_ms(5000), 9, 0);
+    a.handle_message(at_ms(5700), 2, &rreq(9, 3, 3), 5, &mut out);
+    assert_eq!((via(&a, at_ms(5700)), reply_to(&out)), ((0, 2), (0, 2)));
+    a.handle_message(at_ms(5800), 2, &rreq(10, 4, 3), 5, &mut out);
+    assert_eq!((via(&a, at_ms(5800)), reply_to(&out)), ((2, 4), (2, 4)));
+    a.note_route_used(at_ms(10_000), 9, 2);
+    a.handle_message(at_ms(11_500), 0, &rreq(10, 4, 1), 5, &mut out);
+    assert_eq!((via(&a, at_ms(11_500)), reply_to(&out)), ((0, 2), (0, 2)));
+}
+
 fn dest_only_run(dest_only: bool) -> (Net, SimTime) {
     let mut net = Net::chain(4, |i| AodvConfig {
         destination_only: dest_only && i == 0,
