@@ -872,8 +872,16 @@ impl Simulator {
             MacAction::TxDone { msdu, next_hop } => {
                 if next_hop == BROADCAST {
                     self.packets.deliver(msdu.packet);
-                } else {
+                } else if self.packets.is_handed_over(msdu.packet) {
                     self.packets.release_copy(msdu.packet);
+                } else {
+                    // Acknowledged but never taken in: the receiver's
+                    // duplicate cache (§9.3.2.10) held this transmitter's
+                    // sequence number from an earlier MSDU, 4,096 numbers
+                    // back, and this one came with the Retry bit. As in
+                    // 802.11 the packet is lost there and the sender does
+                    // not know; the ledger counts it with the MAC's losses.
+                    self.drop_packet(node, msdu.packet, DropCause::MacRetry);
                 }
                 self.opet_count_fell(now, node, msdu.label, out);
                 self.feed_mac(now, node, out);
