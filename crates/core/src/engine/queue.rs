@@ -231,11 +231,23 @@ impl<E: Copy> EventQueue<E> {
     #[inline(never)]
     fn place_slow(&mut self, e: Entry<E>) {
         let b = self.bucket_of(e.at);
-        if b <= self.cursor {
-            // Keep the current bucket sorted: an append, then a step of
-            // insertion sort. Entries land near the end (an interrupted
-            // walk's next receiver, behind one or two others on the
-            // 10,000-node field), so this beats a binary search and a move.
+        if b <= self.cursor && self.head > 0 {
+            // Keep the current bucket sorted: into the used-up slot before
+            // the head, moving forward the entries that come first. Entries
+            // land near the head (an interrupted walk's next receiver, 1.2
+            // entries behind it on the 10,000-node field, with 1.7 after
+            // it), so this moves fewer than an insertion from the end, and
+            // the vector does not grow.
+            let mut i = self.head - 1;
+            while let Some(next) = self.current.get(i + 1).filter(|n| n.key() < e.key()) {
+                self.current[i] = *next;
+                i += 1;
+            }
+            self.current[i] = e;
+            self.head -= 1;
+        } else if b <= self.cursor {
+            // The same at the start of a bucket: an append, then a step of
+            // insertion sort from the end.
             self.current.push(e);
             let mut i = self.current.len() - 1;
             while i > self.head && self.current[i - 1].key() > e.key() {
@@ -524,6 +536,38 @@ mod tests {
         assert_eq!((q.len(), q.now()), (1, SimTime(10)));
         assert_eq!(q.pop_before(SimTime(21)), Some((SimTime(20), 'b')));
         assert_eq!(q.pop_before(SimTime::MAX), None);
+    }
+
+    /// An event for the current bucket, once some of it was popped, goes
+    /// into the used-up slot before the head, ahead of the entries after
+    /// it, behind those before it, and at either end.
+    #[test]
+    fn the_current_bucket_takes_events_in_front_of_its_head() {
+        let mut q = EventQueue::new();
+        for (t, e) in [(10, 'a'), (20, 'b'), (30, 'c'), (40, 'd'), (50, 'e')] {
+            q.schedule(SimTime(t), e);
+        }
+        assert_eq!(q.pop(), Some((SimTime(10), 'a')));
+        assert_eq!(q.pop(), Some((SimTime(20), 'b')));
+        // Between 'c' and 'd'; at the head's own time (after it, as
+        // scheduled later); behind the last; at now, before the head.
+        q.schedule(SimTime(35), 'x');
+        q.schedule(SimTime(30), 'y');
+        q.schedule(SimTime(60), 'z');
+        q.schedule(SimTime(20), 'w');
+        let order: Vec<(u64, char)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+        assert_eq!(
+            order,
+            vec![
+                (20, 'w'),
+                (30, 'c'),
+                (30, 'y'),
+                (35, 'x'),
+                (40, 'd'),
+                (50, 'e'),
+                (60, 'z')
+            ]
+        );
     }
 
     #[test]
