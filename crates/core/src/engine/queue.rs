@@ -230,34 +230,35 @@ impl<E: Copy> EventQueue<E> {
     /// cursor, the caller may schedule before it), or beyond the wheel.
     #[inline(never)]
     fn place_slow(&mut self, e: Entry<E>) {
-        let b = self.bucket_of(e.at);
-        if b <= self.cursor && self.head > 0 {
-            // Keep the current bucket sorted: into the used-up slot before
-            // the head, moving forward the entries that come first. Entries
-            // land near the head (an interrupted walk's next receiver, 1.2
-            // entries behind it on the 10,000-node field, with 1.7 after
-            // it), so this moves fewer than an insertion from the end, and
-            // the vector does not grow.
-            let mut i = self.head - 1;
-            while let Some(next) = self.current.get(i + 1).filter(|n| n.key() < e.key()) {
-                self.current[i] = *next;
+        if self.bucket_of(e.at) > self.cursor {
+            self.place_later(e);
+            return;
+        }
+        // Keep the current bucket sorted. After its last entry: an append.
+        // Before it, when some of the bucket was popped: into the used-up
+        // slot before the head, moving forward the entries that come
+        // first, so the vector does not grow; on the grid, whose wide
+        // buckets take the MAC's SIFS and slot timers, those are few.
+        // Otherwise an append and a step of insertion sort from the end.
+        let key = e.key();
+        if self.head > 0 && self.current.last().is_some_and(|l| l.key() > key) {
+            self.head -= 1;
+            let tail = &mut self.current[self.head..];
+            let mut i = 0;
+            while i + 1 < tail.len() && tail[i + 1].key() < key {
+                tail[i] = tail[i + 1];
                 i += 1;
             }
-            self.current[i] = e;
-            self.head -= 1;
-        } else if b <= self.cursor {
-            // The same at the start of a bucket: an append, then a step of
-            // insertion sort from the end.
-            self.current.push(e);
-            let mut i = self.current.len() - 1;
-            while i > self.head && self.current[i - 1].key() > e.key() {
-                self.current[i] = self.current[i - 1];
-                i -= 1;
-            }
-            self.current[i] = e;
-        } else {
-            self.place_later(e);
+            tail[i] = e;
+            return;
         }
+        self.current.push(e);
+        let mut i = self.current.len() - 1;
+        while i > self.head && self.current[i - 1].key() > key {
+            self.current[i] = self.current[i - 1];
+            i -= 1;
+        }
+        self.current[i] = e;
     }
 
     /// A later bucket of the wheel (far events moving in) or beyond it; kept
