@@ -539,9 +539,11 @@ mod tests {
         assert_eq!(q.pop_before(SimTime::MAX), None);
     }
 
-    /// An event for the current bucket, once some of it was popped, goes
-    /// into the used-up slot before the head, ahead of the entries after
-    /// it, behind those before it, and at either end.
+    /// Events for the current bucket once some of it was popped: before
+    /// its last entry they take the used-up slot before the head ('x'
+    /// between two entries, 'y' behind an entry of its own time); after
+    /// it they are appended ('z'); with no used-up slot left, one goes in
+    /// from the end ('w').
     #[test]
     fn the_current_bucket_takes_events_in_front_of_its_head() {
         let mut q = EventQueue::new();
