@@ -395,6 +395,27 @@ def uses_traces(spec: Any) -> bool:
     return False
 
 
+# The trace entries that every trace measure reads besides its own path: the bins.
+TRACE_BINS = ("bin_s", "time_s")
+
+
+def trace_roots(spec: Any) -> set[str]:
+    """The top-level trace entries that a claim, measure or plot table (at any depth)
+    reads: the first part of every `trace` and `twin_trace` path (`tcp` for
+    `tcp.*.srtt_s`). TRACE_BINS, which every trace measure reads too, are not listed."""
+    found: set[str] = set()
+    if isinstance(spec, Mapping):
+        for key, value in spec.items():
+            if key in ("trace", "twin_trace") and isinstance(value, str):
+                found.add(value.split(".")[0])
+            else:
+                found |= trace_roots(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            found |= trace_roots(value)
+    return found
+
+
 def measure_value(
     measure: Mapping[str, Any], runs: Sequence[Run], where: Mapping[str, Any]
 ) -> float:

@@ -98,6 +98,16 @@ def figure(r: ExperimentResult, path: Path) -> bool:
     return True
 
 
+def trace_roots(spec: Mapping[str, Any]) -> set[str]:
+    """The top-level trace entries that the figure of the plot table `spec` reads: the
+    paths its measures and traces name (claims.trace_roots), and the per-flow series
+    behind a bar chart of flows from `from_s`."""
+    roots = claims_mod.trace_roots(spec)
+    if spec.get("kind") == "flows" and any("from_s" in panel for panel in _panels(spec)):
+        roots.add("flow_throughput_kbps")
+    return roots
+
+
 def _footer(r: ExperimentResult) -> str:
     seeds = sorted({o.spec.seed for o in r.outcomes})
     mode = " (quick mode)" if r.quick else ""

@@ -33,7 +33,9 @@ class ExperimentResult:
     quick: bool = False
     outcomes: list[RunOutcome] = field(default_factory=list)
     verdicts: list[claims_mod.Verdict] = field(default_factory=list)
-    traces: dict[str, Any] = field(default_factory=dict)  # run id -> traces, when used
+    # run id -> traces, when the claims or figure use them: only the entries they read
+    # (trace_roots), and only until the figure is drawn in a worker
+    traces: dict[str, Any] = field(default_factory=dict)
     reception: str = "threshold"  # radio.reception of every run (docs/models.md)
     # (figure, topology) drawn into the batch's plot folder; None: not drawn yet
     drawn: tuple[bool, ...] | None = None
@@ -68,6 +70,21 @@ def model_evaluator(exp: Experiment, quick: bool) -> Callable[[str, Mapping[str,
         return statistics.fmean(models.evaluate(name, exp.expand(v).data) for v in chosen)
 
     return value
+
+
+def trace_roots(exp: Experiment) -> set[str]:
+    """The top-level trace entries that the experiment's claims and figure read (with
+    the bins' times): all that is read of its runs' traces. A run's traces are mostly
+    per-node series (radio busy, NAV busy and queue shares of every node every second,
+    0.8 MB of JSON for a 100-node run of 300 s); claims about TCP's RTT read only
+    `tcp`, 6 % of that."""
+    from manetfair import plots
+
+    return {
+        *claims_mod.TRACE_BINS,
+        *claims_mod.trace_roots(exp.claims),
+        *plots.trace_roots(exp.figure_spec),
+    }
 
 
 def reproduce(
@@ -289,8 +306,12 @@ class _Pipeline:
         exp = result.experiment
         if claims_mod.uses_traces([exp.claims, exp.figure_spec]):
             t_store = time.perf_counter()
+            keep = trace_roots(exp)
             with self.store.session():
-                result.traces = {o.run_id: self.store.traces(o.run_id) for o in result.outcomes}
+                result.traces = {
+                    run_id: self.store.traces(run_id, keep)
+                    for run_id in dict.fromkeys(o.run_id for o in result.outcomes)
+                }
             clock.store_s += time.perf_counter() - t_store
             t0 += time.perf_counter() - t_store
         result.verdicts = claims_mod.evaluate(
@@ -317,6 +338,8 @@ class _Pipeline:
             )
         else:
             self.results[owner].drawn = tuple(value)
+            # The report moves the plots drawn into place: nothing reads the traces again.
+            self.results[owner].traces = {}
         self.exp_timing[owner].plot_s = seconds
         self._done(owner)
         return []

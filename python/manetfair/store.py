@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -433,10 +433,18 @@ class ResultsStore:
                     raise
         return len(missing)
 
-    def traces(self, run_id: str) -> dict[str, Any] | None:
+    def traces(self, run_id: str, keep: Collection[str] | None = None) -> dict[str, Any] | None:
+        """The run's traces (None if it has none); with `keep`, only those top-level
+        entries (`time_s`, `tcp`, ...): the rest is dropped as soon as it is read, so
+        that a reader of a few entries of many runs holds no more than those."""
         with self.session() as con:
             row = con.execute("SELECT traces FROM series WHERE run_id = ?", [run_id]).fetchone()
-        return json.loads(row[0]) if row else None
+        if row is None:
+            return None
+        traces: dict[str, Any] = json.loads(row[0])
+        if keep is None:
+            return traces
+        return {k: v for k, v in traces.items() if k in keep}
 
     def count(self) -> int:
         with self.session() as con:
