@@ -8,9 +8,17 @@ from pathlib import Path
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from manetfair.runner import BatchError, RunSpec, execute
 from manetfair.scenario import load
-from manetfair.store import SCHEMA_VERSION, ResultsStore, StoreBusyError
+from manetfair.store import (
+    SCHEMA_VERSION,
+    ResultsStore,
+    StoreBusyError,
+    join_traces,
+    split_traces,
+)
 
 
 def specs_for(pair_file, seeds, rates=(400.0,)):
@@ -239,3 +247,119 @@ def test_other_processes_read_the_store_while_a_batch_writes(fake, tmp_path, pai
     assert counts[-1] == 15
     # Reads succeeded while the batch was writing: counts between the first and last.
     assert any(1 < c < 15 for c in counts), counts
+
+
+# --- the traces' layout (schema 3) and stores of schema 2 -----------------------------
+
+_number = st.one_of(st.none(), st.floats(allow_nan=False))
+_leaf = st.one_of(_number, st.integers(), st.booleans(), st.text(max_size=3))
+_trace_tree = st.recursive(
+    st.one_of(_leaf, st.lists(_number, max_size=4)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text(alphabet="ab.1_", max_size=3), inner, max_size=3),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(alphabet="abc._0", max_size=4), _trace_tree, max_size=4))
+def test_split_traces_gives_back_exactly_the_traces(traces):
+    text = json.dumps(traces)
+    layout, series = split_traces(json.loads(text))
+    assert all(v and all(x is None or type(x) is float for x in v) for _, v in series)
+    back = join_traces(json.loads(json.dumps(layout)), series)
+    assert json.dumps(back) == text
+
+
+def test_traces_are_one_row_per_series(fake, tmp_path, pair_file):
+    import duckdb
+
+    path = tmp_path / "r.duckdb"
+    with ResultsStore(path) as store:
+        out = execute(specs_for(pair_file, [1, 2]), store, simulate=counting([]))
+        whole = {o.run_id: store.traces(o.run_id) for o in out}
+    con = duckdb.connect(str(path), read_only=True)
+    rows = con.execute("SELECT run_id, seq, path, len(points) FROM series ORDER BY seq, path")
+    got = rows.fetchall()
+    layouts = dict(con.execute("SELECT run_id, CAST(layout AS VARCHAR) FROM traces").fetchall())
+    con.close()
+    first = out[0].run_id
+    traces = whole[first]
+    assert traces is not None
+    bins = len(traces["time_s"])
+    # The stand-in core's traces: time_s, a throughput series per flow, two shares per node.
+    assert [(r, s, p, n) for r, s, p, n in got if r == first] == [
+        (first, 1, "flow_throughput_kbps.0", bins),
+        (first, 1, "queue_len_pkts.0", bins),
+        (first, 1, "queue_len_pkts.1", bins),
+        (first, 1, "radio_busy_frac.0", bins),
+        (first, 1, "radio_busy_frac.1", bins),
+        (first, 1, "tcp", 1),
+        (first, 1, "time_s", bins),
+    ]
+    assert json.loads(layouts[first])["bin_s"] == 1.0
+    assert json.loads(layouts[first])["queue_len_pkts"] == [None, None]
+
+
+def _schema_2_store(path: Path) -> None:
+    """A store as manetfair wrote it before schema 3: each run's traces one JSON text."""
+    import duckdb
+    from manetfair.store import SCHEMA
+
+    con = duckdb.connect(str(path))
+    con.execute(SCHEMA)
+    con.execute("CREATE TABLE series (run_id VARCHAR PRIMARY KEY, traces JSON NOT NULL)")
+    con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    con.close()
+
+
+def test_a_schema_2_store_is_read_and_written_as_it_is(fake, tmp_path, pair_file):
+    import duckdb
+
+    path = tmp_path / "old.duckdb"
+    _schema_2_store(path)
+    with ResultsStore(path) as store:
+        out = execute(specs_for(pair_file, [1, 2]), store, simulate=counting([]))
+        traces = store.traces(out[0].run_id)
+        part = store.traces(out[0].run_id, {"time_s"})
+        assert store.meta()["schema_version"] == "2"
+        store.export(tmp_path / "pq", "parquet")
+    assert traces is not None and traces["bin_s"] == 1.0
+    assert part == {"time_s": traces["time_s"]}
+    con = duckdb.connect(str(path), read_only=True)
+    tables = {
+        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    }
+    stored = con.execute("SELECT CAST(traces AS VARCHAR) FROM series WHERE run_id = ?",
+                         [out[0].run_id]).fetchone()  # fmt: skip
+    con.close()
+    assert "traces" not in tables
+    assert stored is not None and json.loads(stored[0]) == traces
+    series = pq.read_table(tmp_path / "pq" / "series.parquet").to_pylist()
+    kbps = [
+        r["value"]
+        for r in series
+        if r["run_id"] == out[0].run_id
+        and r["entity"] == "flow0"
+        and r["metric"] == "throughput_kbps"
+    ]
+    assert kbps == traces["flow_throughput_kbps"][0]
+
+
+def test_export_of_both_layouts_is_the_same(fake, tmp_path, pair_file):
+    tables = {}
+    for name in ("old", "new"):
+        path = tmp_path / f"{name}.duckdb"
+        if name == "old":
+            _schema_2_store(path)
+        with ResultsStore(path) as store:
+            out = execute(specs_for(pair_file, [1, 2, 3]), store, simulate=counting([]))
+            store.export(tmp_path / name, "parquet")
+        ids = {o.run_id: f"run{i}" for i, o in enumerate(out)}
+        rows = pq.read_table(tmp_path / name / "series.parquet").to_pylist()
+        tables[name] = sorted(
+            (ids[r["run_id"]], r["t"], r["entity"], r["metric"], r["value"]) for r in rows
+        )
+    assert tables["old"] == tables["new"] and tables["new"]

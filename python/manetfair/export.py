@@ -34,8 +34,11 @@ RUN_COLUMNS = (
 _NOT_COUNTERS = {"flows", "name", "seed", "wall_s"}
 
 
-def export_store(con: Any, out_dir: Path, fmt: str) -> list[Path]:
-    """Writes runs, flows, series and experiment_runs tables from an open store."""
+def export_store(
+    con: Any, out_dir: Path, fmt: str, traces: Iterable[tuple[str, Mapping[str, Any]]]
+) -> list[Path]:
+    """Writes runs, flows, series and experiment_runs tables from an open store;
+    `traces` gives every run's (run id, traces) by run id."""
     from manetfair.store import rows_as_dicts
 
     if fmt not in FORMATS:
@@ -91,7 +94,7 @@ def export_store(con: Any, out_dir: Path, fmt: str) -> list[Path]:
     ]
 
     scenarios = {r["run_id"]: json.loads(r["scenario"]) for r in runs}
-    series = _series_table(con, scenarios)
+    series = _series_table(traces, scenarios)
 
     written = []
     for name, table in (
@@ -176,17 +179,15 @@ def _table(rows: Sequence[Mapping[str, Any]], typed: Mapping[str, str]) -> Any:
     return pa.table(columns) if columns else pa.table({"run_id": pa.array([], pa.string())})
 
 
-def _series_table(con: Any, scenarios: Mapping[str, Mapping[str, Any]]) -> Any:
+def _series_table(
+    all_traces: Iterable[tuple[str, Mapping[str, Any]]],
+    scenarios: Mapping[str, Mapping[str, Any]],
+) -> Any:
     """Long format: one row per (run, bin, entity, metric)."""
     import pyarrow as pa
 
     cols: dict[str, list[Any]] = {k: [] for k in ("run_id", "t", "entity", "metric", "value")}
-    cur = con.execute("SELECT run_id, CAST(traces AS VARCHAR) FROM series ORDER BY run_id")
-    while True:
-        row = cur.fetchone()
-        if row is None:
-            break
-        run_id, traces = row[0], json.loads(row[1])
+    for run_id, traces in all_traces:
         if run_id not in scenarios:
             continue
         for t, entity, metric, value in series_rows(traces, scenarios[run_id]):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -32,8 +32,12 @@ DEFAULT_STORE = "manetfair-results.duckdb"
 STORE_ENV = "MANETFAIR_STORE"
 
 # Bumped whenever a table or column changes meaning; a store written with a newer
-# schema is refused rather than misread.
-SCHEMA_VERSION = 2
+# schema is refused rather than misread. Schema 3 keeps each series of a run's traces
+# in a row of its own (tables `traces` and `series`); a store of schema 2 (or 1), with
+# each run's traces as one JSON document in `series`, is read and written as it is.
+SCHEMA_VERSION = 3
+# The schema of stores whose `series` table holds each run's traces as one document.
+JSON_TRACES_SCHEMA = 2
 # How long an open waits for another process to let go of the file.
 LOCK_WAIT_S = 60.0
 
@@ -53,10 +57,6 @@ CREATE TABLE IF NOT EXISTS runs (
     created_at     TIMESTAMP NOT NULL,
     UNIQUE (scenario_hash, seed, code_version)
 );
-CREATE TABLE IF NOT EXISTS series (
-    run_id  VARCHAR PRIMARY KEY,
-    traces  JSON NOT NULL
-);
 CREATE TABLE IF NOT EXISTS experiment_runs (
     experiment_id VARCHAR NOT NULL,
     variant       JSON NOT NULL,
@@ -68,6 +68,34 @@ CREATE TABLE IF NOT EXISTS experiment_runs (
 CREATE TABLE IF NOT EXISTS meta (
     key    VARCHAR PRIMARY KEY,
     value  VARCHAR NOT NULL
+);
+"""
+# A run's traces (docs/results-store.md): their layout, with every series (a list of
+# numbers) left out, and one row per series. DuckDB keeps a table's rows in groups of
+# 122,880 and rewrites a group whole at each commit that adds to it, holding a vector
+# of 2,048 values of a column at once: as one JSON document per run (0.8 MB for a
+# 100-node run) the traces made each commit of a full reproduction rewrite all of them
+# (13 s and 4.6 GB at 5 GB of store); as rows of one series each (300 numbers for a
+# 300 s run) a commit rewrites at most the last group.
+# `seq` numbers the runs in the order they were stored, so that a run's series rows
+# lie together and DuckDB's minimum and maximum per block find them without a scan.
+SERIES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS traces (
+    run_id  VARCHAR PRIMARY KEY,
+    seq     BIGINT NOT NULL,
+    layout  JSON NOT NULL
+);
+CREATE TABLE IF NOT EXISTS series (
+    run_id  VARCHAR NOT NULL,
+    seq     BIGINT NOT NULL,
+    path    VARCHAR NOT NULL,
+    points  DOUBLE[] NOT NULL
+);
+"""
+JSON_SERIES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS series (
+    run_id  VARCHAR PRIMARY KEY,
+    traces  JSON NOT NULL
 );
 """
 
@@ -132,8 +160,17 @@ class ResultsStore:
         elif self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.session() as con:
+            # A store written before schema 3 keeps its traces as JSON documents.
+            columns = {
+                str(r[0])
+                for r in con.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = 'series'"
+                ).fetchall()
+            }
+            self.json_traces = "traces" in columns
             if not read_only:
                 con.execute(SCHEMA)
+                con.execute(JSON_SERIES_SCHEMA if self.json_traces else SERIES_SCHEMA)
             self._check_schema(con)
 
     # --- connections --------------------------------------------------------------------
@@ -199,7 +236,7 @@ class ResultsStore:
         if self.read_only:
             return
         now = {
-            "schema_version": str(SCHEMA_VERSION),
+            "schema_version": str(JSON_TRACES_SCHEMA if self.json_traces else SCHEMA_VERSION),
             "duckdb_version": duckdb.__version__,
             "manetfair_version": _package_version(),
         }
@@ -355,7 +392,7 @@ class ResultsStore:
                         "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", new_rows
                     )
                 if series_rows:
-                    con.executemany("INSERT INTO series VALUES (?, ?)", series_rows)
+                    self._insert_traces(con, series_rows)
                 if links:
                     con.executemany(
                         "INSERT INTO experiment_runs VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -383,6 +420,45 @@ class ResultsStore:
                     ) from None
                 raise
         return ids
+
+    def _insert_traces(self, con: Any, rows: Sequence[list[Any]]) -> None:
+        """Stores (run id, traces JSON) pairs: as they are in a store of JSON documents,
+        else split into their layout and one row per series."""
+        if self.json_traces:
+            con.executemany("INSERT INTO series VALUES (?, ?)", rows)
+            return
+        import pyarrow as pa
+
+        last = con.execute("SELECT coalesce(max(seq), 0) FROM traces").fetchone()
+        seq = int(last[0]) if last else 0
+        layouts: list[list[Any]] = []
+        chunks: list[Any] = []
+        held = 0
+        for run_id, text in rows:
+            seq += 1
+            layout, series = split_traces(json.loads(text))
+            layouts.append([run_id, seq, json.dumps(layout, separators=(",", ":"))])
+            if series:
+                # As Arrow at once (8 bytes a number, not a Python float's 32), and into
+                # the transaction every few million numbers: a group of 200 large runs
+                # is 200 MB of numbers.
+                chunks.append(
+                    pa.table(
+                        {
+                            "run_id": pa.array([run_id] * len(series), pa.string()),
+                            "seq": pa.array([seq] * len(series), pa.int64()),
+                            "path": pa.array([p for p, _ in series], pa.string()),
+                            "points": pa.array([v for _, v in series], pa.list_(pa.float64())),
+                        }
+                    )
+                )
+                held += sum(len(v) for _, v in series)
+            del series
+            if held >= _SERIES_CHUNK:
+                _append_series(con, chunks)
+                chunks, held = [], 0
+        _append_series(con, chunks)
+        con.executemany("INSERT INTO traces VALUES (?, ?, ?)", layouts)
 
     @staticmethod
     def _stored_ids(con: Any, keys: Sequence[tuple[str, int, str]]) -> dict[Any, str]:
@@ -438,13 +514,51 @@ class ResultsStore:
         entries (`time_s`, `tcp`, ...): the rest is dropped as soon as it is read, so
         that a reader of a few entries of many runs holds no more than those."""
         with self.session() as con:
-            row = con.execute("SELECT traces FROM series WHERE run_id = ?", [run_id]).fetchone()
-        if row is None:
-            return None
-        traces: dict[str, Any] = json.loads(row[0])
-        if keep is None:
-            return traces
-        return {k: v for k, v in traces.items() if k in keep}
+            if self.json_traces:
+                row = con.execute("SELECT traces FROM series WHERE run_id = ?", [run_id]).fetchone()
+                if row is None:
+                    return None
+                traces: dict[str, Any] = json.loads(row[0])
+                return traces if keep is None else {k: v for k, v in traces.items() if k in keep}
+            row = con.execute(
+                "SELECT seq, layout FROM traces WHERE run_id = ?", [run_id]
+            ).fetchone()
+            if row is None:
+                return None
+            layout = json.loads(row[1])
+            if keep is not None:
+                layout = {k: v for k, v in layout.items() if k in keep}
+            series = con.execute(
+                "SELECT path, points FROM series WHERE seq = ?", [row[0]]
+            ).fetchall()
+        return join_traces(
+            layout,
+            (
+                (path, points)
+                for path, points in series
+                if keep is None or path.split(".", 1)[0] in keep
+            ),
+        )
+
+    def all_traces(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every stored run's (run id, traces), one run at a time, by run id."""
+        with self.session() as con:
+            if self.json_traces:
+                cur = con.execute(
+                    "SELECT run_id, CAST(traces AS VARCHAR) FROM series ORDER BY run_id"
+                )
+                while True:
+                    row = cur.fetchone()
+                    if row is None:
+                        return
+                    yield row[0], json.loads(row[1])
+            ids = [
+                r[0] for r in con.execute("SELECT run_id FROM traces ORDER BY run_id").fetchall()
+            ]
+            for run_id in ids:
+                traces = self.traces(run_id)
+                if traces is not None:
+                    yield run_id, traces
 
     def count(self) -> int:
         with self.session() as con:
@@ -457,7 +571,7 @@ class ResultsStore:
         from manetfair.export import export_store
 
         with self.session() as con:
-            return export_store(con, Path(out), fmt)
+            return export_store(con, Path(out), fmt, self.all_traces())
 
 
 class StoreBusyError(RuntimeError):
@@ -466,6 +580,68 @@ class StoreBusyError(RuntimeError):
 
 class StoreWriteError(RuntimeError):
     """A run could not be written to the store (the message names the file and the cause)."""
+
+
+_SERIES_TYPES = {float, type(None)}
+# How many numbers of series a write gathers before it hands them to DuckDB.
+_SERIES_CHUNK = 4_000_000
+
+
+def _append_series(con: Any, chunks: list[Any]) -> None:
+    """Appends Arrow tables of series rows to the `series` table."""
+    if not chunks:
+        return
+    import pyarrow as pa
+
+    name = "manetfair_new_series"
+    con.register(name, pa.concat_tables(chunks))
+    try:
+        con.execute(f"INSERT INTO series SELECT run_id, seq, path, points FROM {name}")
+    finally:
+        con.unregister(name)
+
+
+def split_traces(traces: Any) -> tuple[Any, list[tuple[str, list[float | None]]]]:
+    """A run's traces as (layout, series): each series, a list of floats (and nulls,
+    where a value is undefined), replaced by null in the layout and listed with its
+    path, e.g. `radio_busy_frac.17` or `tcp.0.srtt_s` (list positions as numbers).
+    Whatever is not such a list (a number, an empty list, a list with an integer in
+    it, anything under an empty key or one with a dot) stays in the layout as it is, so that
+    join_traces gives back exactly the traces given."""
+    series: list[tuple[str, list[float | None]]] = []
+
+    def strip(node: Any, path: str) -> Any:
+        if isinstance(node, list):
+            if node and set(map(type, node)) <= _SERIES_TYPES:
+                series.append((path, node))
+                return None
+            return [strip(x, f"{path}.{i}") for i, x in enumerate(node)]
+        if isinstance(node, dict):
+            return {k: strip(v, f"{path}.{k}") if _plain(k) else v for k, v in node.items()}
+        return node
+
+    if not isinstance(traces, dict):
+        return traces, []
+    return {k: strip(v, k) if _plain(k) else v for k, v in traces.items()}, series
+
+
+def _plain(key: str) -> bool:
+    """Whether a key can be a step of a dotted path."""
+    return bool(key) and "." not in key
+
+
+def join_traces(layout: Any, series: Iterable[tuple[str, list[float | None]]]) -> Any:
+    """The traces that split_traces split into `layout` and `series` (it fills `layout`)."""
+    for path, points in series:
+        node = layout
+        *parents, last = path.split(".")
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        if isinstance(node, list):
+            node[int(last)] = points
+        else:
+            node[last] = points
+    return layout
 
 
 def _dumps(value: Mapping[str, Any] | None) -> str | None:
