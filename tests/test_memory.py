@@ -121,3 +121,31 @@ def _model(exp: experiments.Experiment):  # type: ignore[no-untyped-def]
     from manetfair.reproduce import model_evaluator
 
     return model_evaluator(exp, True)
+
+
+def _mib(setting: str) -> float:
+    number, unit = setting.split()
+    return float(number) * {"KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB": 1024.0**2}[unit]
+
+
+def test_writes_hold_duckdb_to_a_bounded_buffer_pool(fake, tmp_path, pair_file):
+    """DuckDB's buffer pool may take 80 % of the machine: a commit, which rewrites the
+    last row group of `series`, runs with it held to WRITE_MEMORY_LIMIT, lifted after."""
+    from manetfair.runner import RunSpec, execute
+    from manetfair.scenario import load
+
+    store = ResultsStore(tmp_path / "s.duckdb")
+    limits: list[str] = []
+    write = store._insert_traces
+
+    def spy(con, rows):  # type: ignore[no-untyped-def]
+        limits.append(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+        return write(con, rows)
+
+    store._insert_traces = spy  # type: ignore[method-assign]
+    execute([RunSpec(load(pair_file).with_run(seed=s), s) for s in (1, 2)], store,
+            simulate=fake_core.simulate)  # fmt: skip
+    assert limits and all(_mib(x) <= 512 for x in limits), limits
+    with store.session() as con:
+        after = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert _mib(after) > 512

@@ -307,7 +307,7 @@ class _Pipeline:
         if claims_mod.uses_traces([exp.claims, exp.figure_spec]):
             t_store = time.perf_counter()
             keep = trace_roots(exp)
-            with self.store.session():
+            with self.store.bounded():
                 result.traces = {
                     run_id: self.store.traces(run_id, keep)
                     for run_id in dict.fromkeys(o.run_id for o in result.outcomes)

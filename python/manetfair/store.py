@@ -19,7 +19,7 @@ import json
 import os
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,6 +40,12 @@ SCHEMA_VERSION = 3
 JSON_TRACES_SCHEMA = 2
 # How long an open waits for another process to let go of the file.
 LOCK_WAIT_S = 60.0
+# DuckDB's buffer pool may grow to 80 % of the machine's memory, and keeps the pages a
+# commit read while it rewrote the last row group of `series` until the store is
+# closed. Writes run with it held to this (`ResultsStore.bounded`); reads of whole
+# tables (an export) are not bounded. (Under schema 2 a bound made commits fail: a
+# vector of 2,048 traces documents of up to 1 MB each had to fit in it.)
+WRITE_MEMORY_LIMIT = "512MB"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -154,6 +160,8 @@ class ResultsStore:
         self.path = Path(path) if path is not None else default_path()
         self.read_only = read_only
         self._con: Any = None
+        self._bounded = False
+        self.json_traces = False
         if read_only:
             if not self.path.exists():
                 raise FileNotFoundError(f"{self.path}: no results store here")
@@ -212,6 +220,28 @@ class ResultsStore:
         finally:
             con, self._con = self._con, None
             con.close()
+
+    @contextmanager
+    def bounded(self) -> Iterator[Any]:
+        """A session (nested sessions share it) in which DuckDB's buffer pool is held to
+        WRITE_MEMORY_LIMIT, for writes to a store of schema 3 and reads of a run at a
+        time; the bound is lifted when the outermost bounded block ends."""
+        with self.session() as con:
+            outermost = not self._bounded and not self.json_traces
+            if outermost:
+                con.execute(f"SET memory_limit = '{WRITE_MEMORY_LIMIT}'")
+                self._bounded = True
+            try:
+                yield con
+            finally:
+                if outermost:
+                    self._bounded = False
+                    import duckdb
+
+                    # A failed write may have broken the connection: its error is the
+                    # one to report (and the connection closes with the session).
+                    with suppress(duckdb.Error):
+                        con.execute("RESET memory_limit")
 
     def close(self) -> None:
         """Nothing stays open between operations; kept for `with` and old callers."""
@@ -348,7 +378,7 @@ class ResultsStore:
 
         if not runs:
             return []
-        with self.session() as con:
+        with self.bounded() as con:
             con.execute("BEGIN TRANSACTION")
             try:
                 ids: list[str] = []
@@ -528,17 +558,17 @@ class ResultsStore:
             layout = json.loads(row[1])
             if keep is not None:
                 layout = {k: v for k, v in layout.items() if k in keep}
-            series = con.execute(
-                "SELECT path, points FROM series WHERE seq = ?", [row[0]]
-            ).fetchall()
-        return join_traces(
-            layout,
-            (
-                (path, points)
-                for path, points in series
-                if keep is None or path.split(".", 1)[0] in keep
-            ),
-        )
+            if keep is None:
+                series = con.execute(
+                    "SELECT path, points FROM series WHERE seq = ?", [row[0]]
+                ).fetchall()
+            else:
+                series = con.execute(
+                    "SELECT path, points FROM series WHERE seq = ? "
+                    "AND list_contains(?::VARCHAR[], split_part(path, '.', 1))",
+                    [row[0], sorted(keep)],
+                ).fetchall()
+        return join_traces(layout, series)
 
     def all_traces(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every stored run's (run id, traces), one run at a time, by run id."""
