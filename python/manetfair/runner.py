@@ -154,8 +154,10 @@ class CommitPolicy:
     SIGTERM commit them before stopping.
 
     The cap is a minute, not seconds: DuckDB's checkpoint at each commit rewrites the
-    `series` table's last row group, which holds every run until 122,880 are stored,
-    so a commit's cost grows with the store. With a 5 s cap a full reproduction's
+    `series` table's last row group, which in a store of schema 2 holds every run
+    until 122,880 are stored, so a commit's cost grows with the store (schema 3
+    stores a row per series: a row group is 122,880 series, some 400 runs of 100
+    nodes). With a 5 s cap a full reproduction's
     commits reached 4.5 s each and took 1,345 s of its 47 minutes (bench/RESULTS.md,
     "A full reproduction, timed end to end"); letting the delay follow `cost_factor`
     keeps the commits near a tenth of the time.
