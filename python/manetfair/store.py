@@ -81,7 +81,7 @@ CREATE TABLE IF NOT EXISTS meta (
 # 122,880 and rewrites a group whole at each commit that adds to it, holding a vector
 # of 2,048 values of a column at once: as one JSON document per run (0.8 MB for a
 # 100-node run) the traces made each commit of a full reproduction rewrite all of them
-# (13 s and 4.6 GB at 5 GB of store); as rows of one series each (300 numbers for a
+# (13 s and 4.5 GB at 5 GB of store); as rows of one series each (300 numbers for a
 # 300 s run) a commit rewrites at most the last group.
 # `seq` numbers the runs in the order they were stored, so that a run's series rows
 # lie together and DuckDB's minimum and maximum per block find them without a scan.
@@ -636,8 +636,8 @@ def split_traces(traces: Any) -> tuple[Any, list[tuple[str, list[float | None]]]
     where a value is undefined), replaced by null in the layout and listed with its
     path, e.g. `radio_busy_frac.17` or `tcp.0.srtt_s` (list positions as numbers).
     Whatever is not such a list (a number, an empty list, a list with an integer in
-    it, anything under an empty key or one with a dot) stays in the layout as it is, so that
-    join_traces gives back exactly the traces given."""
+    it, anything under an empty key or one with a dot) stays in the layout as it is,
+    so that join_traces gives back exactly the traces given."""
     series: list[tuple[str, list[float | None]]] = []
 
     def strip(node: Any, path: str) -> Any:
