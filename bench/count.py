@@ -318,12 +318,7 @@ def report(recs: dict[str, Json]) -> str:
 def splice(results: str, section: str) -> str:
     """results with the text between the counts markers replaced by section
     (appended, with markers, when they are missing)."""
-    block = f"{BEGIN}\n{section.rstrip()}\n{END}"
-    if BEGIN in results and END in results:
-        head, rest = results.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        return head + block + tail
-    return results.rstrip() + "\n\n" + block + "\n"
+    return run.splice_block(results, section, BEGIN, END)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

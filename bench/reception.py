@@ -7,7 +7,7 @@ cost on the grid.
     python3 bench/reception.py --report-only   RECEPTION.md from the stored runs and speed check
 
 A run of every case also puts the table into bench/RESULTS.md (between the
-`<!-- reception -->` markers, which run.py carries over when it rewrites that file).
+`<!-- reception -->` markers, which run.py leaves alone when it rewrites its own part).
 
 The cases (docs/models.md, "Validation against ns-3"): a single link at 250 m and at
 251 m; two saturated UDP senders 500 m and 551 m apart, each with its receiver 200 m
@@ -302,12 +302,7 @@ def splice(results: str, report_text: str) -> str:
     body = "\n".join(
         "#" + line if line.startswith("#") else line for line in report_text.rstrip().splitlines()
     )
-    block = f"{BEGIN}\n{body}\n{END}"
-    if BEGIN in results and END in results:
-        head, rest = results.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        return head + block + tail
-    return results.rstrip() + "\n\n" + block + "\n"
+    return bench.splice_block(results, body, BEGIN, END)
 
 
 def speed_check(quick: bool) -> dict[str, Any]:

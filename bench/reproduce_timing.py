@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import run  # the benchmark driver beside this file: RESULTS.md and its blocks
+
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "out" / "reproduce"
 RESULTS_MD = HERE / "RESULTS.md"
@@ -340,12 +342,7 @@ def _same_outputs(measurements: Sequence[Json]) -> str:
 
 def splice(results: str, text: str) -> str:
     """`results` with the section between the markers replaced (or appended)."""
-    block = f"{BEGIN}\n{text.rstrip()}\n{END}"
-    if BEGIN in results and END in results:
-        head, rest = results.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        return head + block + tail
-    return results.rstrip("\n") + "\n\n" + block + "\n"
+    return run.splice_block(results, text, BEGIN, END)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

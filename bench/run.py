@@ -40,6 +40,8 @@ OUT_DIR = HERE / "out"
 SOURCE = HERE / "ns3" / "ns3bench.cc"
 BINARY = BUILD_DIR / "ns3bench"
 RESULTS_MD = HERE / "RESULTS.md"
+# This script's part of RESULTS.md; the rest of the file is kept as it is.
+RUN_BEGIN, RUN_END = "<!-- run -->", "<!-- /run -->"
 WATCH_JSON = HERE / "watch.json"
 SCALING_PNG = HERE / "scaling.png"
 
@@ -1086,22 +1088,35 @@ def write_report(
             ]
     lines += ["![scaling](scaling.png)", ""]
     lines += watch_lines(scenarios, history or {})
-    # Instruction counts (bench/count.py) are carried over between its markers.
-    if RESULTS_MD.exists() and "<!-- counts -->" in RESULTS_MD.read_text():
-        old = RESULTS_MD.read_text()
-        lines += [old[old.index("<!-- counts -->") : old.index("<!-- /counts -->")].rstrip()]
-        lines += ["<!-- /counts -->", ""]
-    # So is the reception-model comparison (bench/reception.py).
-    if RESULTS_MD.exists() and "<!-- reception -->" in RESULTS_MD.read_text():
-        old = RESULTS_MD.read_text()
-        lines += [old[old.index("<!-- reception -->") : old.index("<!-- /reception -->")].rstrip()]
-        lines += ["<!-- /reception -->", ""]
-    # The assessment against the targets (with the profile behind any miss)
-    # is kept by hand beside this script and carried into the report.
-    targets = Path(__file__).resolve().parent / "TARGETS.md"
-    if targets.exists():
-        lines += [targets.read_text().rstrip(), ""]
+    # The other sections of RESULTS.md (instruction counts, reception
+    # models, reproduction timings, each between its script's markers, and
+    # the assessment written by hand) are not this script's: `splice_block`
+    # leaves them where they are.
+    lines += [
+        (
+            "The assessment against the speed targets, with the profiles behind it, "
+            "follows this generated part and is kept by hand (its latest table is "
+            "also in `bench/TARGETS.md`)."
+        ),
+        "",
+    ]
     return "\n".join(lines)
+
+
+def splice_block(results: str, text: str, begin: str, end: str, *, first: bool = False) -> str:
+    """`results` with the block between the markers `begin` and `end` replaced
+    by `text`; everything outside them is kept. Without the markers the block
+    is added, with them: at the top (`first`) or at the end."""
+    block = f"{begin}\n{text.rstrip()}\n{end}"
+    if begin in results and end in results:
+        head, rest = results.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        return head + block + tail
+    if not results.strip():
+        return block + "\n"
+    if first:
+        return block + "\n\n" + results.lstrip("\n")
+    return results.rstrip("\n") + "\n\n" + block + "\n"
 
 
 def watch_entry(sc: Scenario, records: Sequence[RunRecord], version: str) -> Json | None:
@@ -1396,7 +1411,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         history = update_watch(scenarios, records, manetfair_version(mf_cmd), history)
         WATCH_JSON.write_text(json.dumps(history, indent=1) + "\n")
     report = write_report(scenarios, records, check, args, args.timeout, history)
-    RESULTS_MD.write_text(report)
+    old = RESULTS_MD.read_text() if RESULTS_MD.exists() else ""
+    RESULTS_MD.write_text(splice_block(old, report, RUN_BEGIN, RUN_END, first=True))
     print(report)
     return 0
 

@@ -278,3 +278,17 @@ def test_package_dir_asks_the_commands_own_interpreter(tmp_path: Path) -> None:
     entry.chmod(0o755)
     assert run.package_dir([str(entry)]) == pkg
     assert run.package_dir([str(tmp_path / "missing")]) is None
+
+
+def test_results_md_keeps_what_lies_outside_the_generated_block() -> None:
+    kept = "## Speed, by hand\n\nmeasured\n\n<!-- counts -->\ncounts\n<!-- /counts -->\n"
+    old = f"<!-- run -->\nold report\n<!-- /run -->\n\n{kept}"
+    new = run.splice_block(old, "new report\n", run.RUN_BEGIN, run.RUN_END, first=True)
+    assert new == f"<!-- run -->\nnew report\n<!-- /run -->\n\n{kept}"
+    # A file without the markers loses nothing: the block goes first.
+    first = run.splice_block(kept, "report", run.RUN_BEGIN, run.RUN_END, first=True)
+    assert first == f"<!-- run -->\nreport\n<!-- /run -->\n\n{kept}"
+    # Other scripts' blocks are appended when missing, and replaced in place.
+    appended = run.splice_block("# head\n", "x", "<!-- a -->", "<!-- /a -->")
+    assert appended == "# head\n\n<!-- a -->\nx\n<!-- /a -->\n"
+    assert run.splice_block("", "x", "<!-- a -->", "<!-- /a -->") == "<!-- a -->\nx\n<!-- /a -->\n"

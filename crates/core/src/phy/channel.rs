@@ -195,7 +195,7 @@ impl Channel {
         Some(Neighbor {
             node: j,
             power_w: self.model.rx_power_w(d),
-            delay: Duration::from_nanos((d / super::SPEED_OF_LIGHT * 1e9).round() as u64),
+            delay: Duration::from_nanos(round_nonneg(d / super::SPEED_OF_LIGHT * 1e9)),
             rates,
             in_rx_range: rates.covers(self.link_rates),
         })
@@ -332,6 +332,16 @@ impl Channel {
     }
 }
 
+/// `x.round() as u64` for finite `x >= 0`, without the call to libm's
+/// `round` that x86-64's baseline instruction set needs (a mobility step
+/// computes a delay per pair of nodes within reach). Exact: below 2^53 the
+/// fraction `x - trunc(x)` is representable, and a tie rounds up, away
+/// from zero, as `round` does.
+fn round_nonneg(x: f64) -> u64 {
+    let whole = x as u64;
+    whole.saturating_add(u64::from(x - whole as f64 >= 0.5))
+}
+
 /// Replaces `out` with `list` (by id) by increasing delay, then id.
 ///
 /// Each neighbour is sorted as one `u64`, its delay above its place in
@@ -454,6 +464,29 @@ mod tests {
         Ok(())
     }
 
+    /// `round_nonneg` is `round` on the delays' domain: ties (k + 0.5 round
+    /// up), the largest double below one half, and numbers too large to
+    /// have a fraction.
+    #[test]
+    fn rounding_a_delay_matches_libm() {
+        for x in [
+            0.0,
+            0.25,
+            0.5,
+            0.499_999_999_999_999_94,
+            1.5,
+            2.5,
+            833.499_999_9,
+            833.5,
+            1_834.2,
+            4_503_599_627_370_495.5,
+            9_007_199_254_740_993.0,
+            1e19,
+        ] {
+            assert_eq!(round_nonneg(x), x.round() as u64, "{x}");
+        }
+    }
+
     proptest::proptest! {
         /// Moving nodes in steps (`set_positions`, rebuilt or one at a
         /// time by how many move) leaves every list as building the
@@ -510,6 +543,13 @@ mod tests {
                 }
             }
             same_as_naive(&mut ch, &pos)?;
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn rounding_any_delay_matches_libm(x in 0.0f64..1e7) {
+            proptest::prop_assert_eq!(round_nonneg(x), x.round() as u64);
         }
     }
 }

@@ -1,12 +1,13 @@
-//! The routing table (RFC 3561 §6.2), kept in a `BTreeMap` so that every walk
-//! over it is in address order. Lifetimes are applied when an entry is read:
+//! The routing table (RFC 3561 §6.2), kept as a vector sorted by
+//! destination address, so that every walk over it is in address order and
+//! a look-up is a search by halving: entries are looked up per packet and
+//! added per discovery, and on a 100-node field a tree's search cost twice
+//! as much. Lifetimes are applied when an entry is read:
 //! an active route whose lifetime has passed becomes invalid and is deleted
 //! DELETE_PERIOD later, exactly as a timer would do it, without a timer.
 
 use super::NodeAddr;
 use crate::time::{Duration, SimTime};
-use std::collections::btree_map::Entry;
-use std::collections::BTreeMap;
 
 /// `a` is newer than `b` in 32-bit sequence-number space: the difference
 /// read as a signed integer is positive, so the comparison survives
@@ -100,30 +101,34 @@ pub struct RouteInfo {
 }
 
 pub(super) struct RouteTable {
-    routes: BTreeMap<NodeAddr, Route>,
+    /// By increasing destination address, each destination once.
+    routes: Vec<(NodeAddr, Route)>,
     delete_period: Duration,
 }
 
 impl RouteTable {
     pub fn new(delete_period: Duration) -> RouteTable {
         RouteTable {
-            routes: BTreeMap::new(),
+            routes: Vec::new(),
             delete_period,
         }
     }
 
     /// The entry for `dst`, valid or invalid, after applying expiry.
     pub fn get_mut(&mut self, now: SimTime, dst: NodeAddr) -> Option<&mut Route> {
-        // One search of the tree, whether the entry stays or goes.
-        let Entry::Occupied(mut e) = self.routes.entry(dst) else {
-            return None;
-        };
-        if e.get_mut().age(now, self.delete_period) {
-            Some(e.into_mut())
+        // One search, whether the entry stays or goes.
+        let at = self.find(dst).ok()?;
+        if self.routes[at].1.age(now, self.delete_period) {
+            Some(&mut self.routes[at].1)
         } else {
-            e.remove();
+            self.routes.remove(at);
             None
         }
+    }
+
+    /// Where `dst`'s entry is, or where it would go.
+    fn find(&self, dst: NodeAddr) -> Result<usize, usize> {
+        self.routes.binary_search_by_key(&dst, |&(d, _)| d)
     }
 
     /// The entry for `dst` if it is an active route.
@@ -132,22 +137,25 @@ impl RouteTable {
     }
 
     pub fn insert(&mut self, dst: NodeAddr, route: Route) {
-        self.routes.insert(dst, route);
+        match self.find(dst) {
+            Ok(at) => self.routes[at].1 = route,
+            Err(at) => self.routes.insert(at, (dst, route)),
+        }
     }
 
     /// Every entry in address order, after applying expiry to all of them.
     pub fn iter_mut(&mut self, now: SimTime) -> impl Iterator<Item = (&NodeAddr, &mut Route)> {
         let dp = self.delete_period;
-        self.routes.retain(|_, r| r.age(now, dp));
-        self.routes.iter_mut()
+        self.routes.retain_mut(|(_, r)| r.age(now, dp));
+        self.routes.iter_mut().map(|(d, r)| (&*d, r))
     }
 
     pub fn any_active(&self, now: SimTime) -> bool {
-        self.routes.values().any(|r| r.is_active(now))
+        self.routes.iter().any(|(_, r)| r.is_active(now))
     }
 
     pub fn info(&self, now: SimTime, dst: NodeAddr) -> Option<RouteInfo> {
-        let mut r = self.routes.get(&dst)?.clone();
+        let mut r = self.routes[self.find(dst).ok()?].1.clone();
         if !r.age(now, self.delete_period) {
             return None;
         }
