@@ -556,13 +556,12 @@ class ResultsStore:
             if row is None:
                 return None
             layout = json.loads(row[1])
-            if keep is not None:
-                layout = {k: v for k, v in layout.items() if k in keep}
             if keep is None:
                 series = con.execute(
                     "SELECT path, points FROM series WHERE seq = ?", [row[0]]
                 ).fetchall()
             else:
+                layout = {k: v for k, v in layout.items() if k in keep}
                 series = con.execute(
                     "SELECT path, points FROM series WHERE seq = ? "
                     "AND list_contains(?::VARCHAR[], split_part(path, '.', 1))",
