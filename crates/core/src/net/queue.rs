@@ -195,6 +195,7 @@ impl InterfaceQueue {
     /// Blocks `label` towards `next_hop` until `until` (OPET: a negative
     /// CTS came back). A block already set is extended.
     pub fn block(&mut self, now: SimTime, label: u32, next_hop: u32, until: SimTime) {
+        self.expire_blocks(now);
         let Some(pf) = self.per_flow.as_mut() else { return };
         pf.stats.blocks += 1;
         match pf
@@ -216,6 +217,7 @@ impl InterfaceQueue {
     /// pull resume: a ready-to-receive frame renews the block), setting it
     /// if it had ended; not counted as a new block.
     pub fn renew_block(&mut self, now: SimTime, label: u32, next_hop: u32, until: SimTime) {
+        self.expire_blocks(now);
         let Some(pf) = self.per_flow.as_mut() else { return };
         match pf
             .blocks
@@ -232,8 +234,10 @@ impl InterfaceQueue {
         }
     }
 
-    /// Lifts the block of `label` towards `next_hop`; true if there was one.
+    /// Lifts the block of `label` towards `next_hop`; true if there was one
+    /// still in force.
     pub fn unblock(&mut self, now: SimTime, label: u32, next_hop: u32) -> bool {
+        self.expire_blocks(now);
         let Some(pf) = self.per_flow.as_mut() else { return false };
         let Some(i) = pf
             .blocks
@@ -254,7 +258,12 @@ impl InterfaceQueue {
             .is_some_and(|pf| pf.blocks.iter().any(|b| b.label == label && b.next_hop == next_hop))
     }
 
-    /// Ends the blocks whose timeout has come.
+    /// Ends the blocks whose timeout has come. Blocks end lazily: here,
+    /// when the MAC is fed (the queue timer wakes an idle MAC at the
+    /// earliest `until`; a busy one feeds itself when its frame ends), and
+    /// before any change to the table, so that a block outlived by its
+    /// timeout counts as a timeout of `block_timeout_s`, not as a longer
+    /// block lifted late.
     pub fn expire_blocks(&mut self, now: SimTime) {
         let Some(pf) = self.per_flow.as_mut() else { return };
         let mut i = 0;
@@ -777,6 +786,28 @@ mod tests {
         assert_eq!(iq.dequeue(us(100_748), Select::Any).map(|x| x.packet), Some(1));
         let s = iq.block_stats(us(200_000)).unwrap();
         assert_eq!((s.blocks, s.timeouts, s.blocked), (1, 1, Duration::from_millis(100)));
+    }
+
+    /// A block outlived by its timeout while the MAC was busy (nothing fed
+    /// the queue) ends as a timeout at its `until`, whatever changes the
+    /// table next: a late ready-to-receive frame lifts nothing, and a late
+    /// negative CTS or renewal starts a block of its own.
+    #[test]
+    fn a_stale_block_counts_as_a_timeout() {
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let mut iq = InterfaceQueue::with_per_flow(50, Scheduler::RoundRobin);
+        iq.block(ms(0), 3, 1, ms(100));
+        assert!(!iq.unblock(ms(150), 3, 1));
+        let s = iq.block_stats(ms(150)).unwrap();
+        assert_eq!((s.blocks, s.timeouts, s.blocked), (1, 1, Duration::from_millis(100)));
+
+        iq.block(ms(200), 3, 1, ms(300));
+        iq.renew_block(ms(350), 3, 1, ms(450));
+        assert_eq!(iq.blocks().collect::<Vec<_>>(), vec![(3, 1, ms(350), ms(450))]);
+        iq.block(ms(500), 3, 1, ms(600));
+        assert_eq!(iq.blocks().collect::<Vec<_>>(), vec![(3, 1, ms(500), ms(600))]);
+        let s = iq.block_stats(ms(500)).unwrap();
+        assert_eq!((s.blocks, s.timeouts, s.blocked), (3, 3, Duration::from_millis(300)));
     }
 
     mod properties {
