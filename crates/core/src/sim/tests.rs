@@ -194,6 +194,56 @@ mod properties {
         load(&text, Format::Toml, None, None).ok()
     }
 
+    const QUEUES: [&str; 4] = ["droptail", "red", "nred", "throttle"];
+    const TRANSPORTS: [&str; 7] = [
+        "tcp-newreno",
+        "tcp-reno",
+        "tcp-mtcp",
+        "tcp-ap",
+        "tcp-westwood",
+        "tcp-westwood-plus",
+        "udp",
+    ];
+
+    /// A random field under AODV or static routes, moving or not, with a
+    /// queue discipline and transports drawn from all the schemes; None if
+    /// a flow's destination is unreachable at the start.
+    fn random_stack(
+        seed: u64,
+        nodes: u32,
+        flows: &[(u32, u32, usize)],
+        aodv: bool,
+        speed: Option<f64>,
+        queue: usize,
+        (qe, ff, opet): (bool, bool, bool),
+    ) -> Option<Scenario> {
+        // OPET runs on plain DCF with DropTail; fast-forward without it.
+        let (opet, queue) = (opet && queue == 0, if opet { 0 } else { queue });
+        let (qe, ff) = (qe && !opet, ff && !opet);
+        let mut text = format!(
+            "duration_s = 6.0\nseed = {seed}\n[mac]\nqueue = \"{}\"\nqueue_capacity_pkts = 15\n[mac.quick_exchange]\nenabled = {qe}\n[mac.fast_forward]\nenabled = {ff}\n[mac.opet]\nenabled = {opet}\n[routing]\nprotocol = \"{}\"\n[topology]\nkind = \"random\"\nnodes = {nodes}\nwidth_m = 700.0\nheight_m = 300.0\n",
+            QUEUES[queue],
+            if aodv { "aodv" } else { "static" }
+        );
+        if let Some(v) = speed {
+            text += &format!("[mobility.random_waypoint]\nspeed_max_mps = {v}\npause_s = 1.0\n");
+        }
+        for &(s, d, transport) in flows {
+            let (s, d) = (s % nodes, d % nodes);
+            if s == d {
+                continue;
+            }
+            let transport = TRANSPORTS[transport];
+            text += &format!("[[flow]]\nsrc = {s}\ndst = {d}\ntransport = \"{transport}\"\nstart_s = 0.5\n");
+            text += if transport == "udp" {
+                "app = \"cbr\"\nrate_kbps = 600.0\n"
+            } else {
+                "app = \"ftp\"\n"
+            };
+        }
+        load(&text, Format::Toml, None, None).ok()
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -239,6 +289,37 @@ mod properties {
             // Same seed, same bytes.
             let again = run(sc).0;
             prop_assert_eq!(again.to_json(), sim.summary(0.0).to_json());
+        }
+
+        /// The same invariants across the schemes: AODV's floods, repairs
+        /// and route errors on a moving field, every queue discipline and
+        /// every transport, quick-exchange on or off.
+        #[test]
+        fn invariants_hold_across_schemes(seed in 0u64..1000, nodes in 5u32..16, aodv: bool,
+                                          speed in proptest::option::of(1.0f64..20.0), queue in 0usize..4, mac: (bool, bool, bool),
+                                          flows in proptest::collection::vec((0u32..16, 0u32..16, 0usize..7), 1..5)) {
+            let Some(sc) = random_stack(seed, nodes, &flows, aodv, speed, queue, mac) else { return Ok(()) };
+            let mut sim = Simulator::new(sc.clone());
+            sim.enable_probe();
+            sim.run();
+            let summary = sim.summary(0.0);
+            prop_assert!(summary.ledger.balanced, "{:?}", summary.ledger);
+            for f in &summary.flows {
+                prop_assert!(f.throughput_kbps.is_finite() && f.throughput_kbps >= 0.0, "{:?}", f.throughput_kbps);
+            }
+            let probe = sim.probe().unwrap();
+            let mut rx = probe.receptions.clone();
+            rx.sort_by_key(|r| (r.node, r.start));
+            for w in rx.windows(2) {
+                if w[0].node == w[1].node {
+                    prop_assert!(w[1].start >= w[0].end, "overlapping receptions at node {}: {:?}", w[0].node, w);
+                }
+            }
+            for t in &probe.transmissions {
+                prop_assert!(!t.nav_set || t.response, "{:?}", t);
+            }
+            let again = run(sc).0;
+            prop_assert_eq!(again.to_json(), summary.to_json());
         }
     }
 }
