@@ -363,3 +363,32 @@ def test_export_of_both_layouts_is_the_same(fake, tmp_path, pair_file):
             (ids[r["run_id"]], r["t"], r["entity"], r["metric"], r["value"]) for r in rows
         )
     assert tables["old"] == tables["new"] and tables["new"]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_the_series_export_is_the_same_in_batches_or_whole(tmp_path, fmt):
+    """Written a few rows at a time or in one batch, the long series table is the same,
+    in the same order; a store without traces gives the header alone."""
+    from manetfair.export import write_series
+
+    trace = {
+        "time_s": [0.0, 1.0, 2.0],
+        "flow_throughput_kbps": [[1.0, 2.0, None]],
+        "queue_len_pkts": [[0.0, 3.0, 4.0], [1.0, 1.0, 1.0]],
+        "tcp": [{"cwnd_pkts": [1.0, 2.0, 4.0]}],
+    }
+    runs = [("a", trace), ("b", trace), ("c", trace)]
+    scenarios = {"a": {}, "b": {"node": [{"id": 7}, {"id": 9}]}}
+    read = pq.read_table if fmt == "parquet" else pacsv.read_csv
+    whole = write_series(iter(runs), scenarios, tmp_path / f"whole.{fmt}", fmt)
+    parts = write_series(iter(runs), scenarios, tmp_path / f"parts.{fmt}", fmt, batch_rows=4)
+    rows = read(whole).to_pylist()
+    assert read(parts).to_pylist() == rows
+    assert len(rows) == 2 * 3 * 4 and {r["run_id"] for r in rows} == {"a", "b"}
+    assert {r["entity"] for r in rows if r["run_id"] == "b" and r["metric"] == "queue_pkts"} == {
+        "node7",
+        "node9",
+    }
+    empty = write_series(iter([]), {}, tmp_path / f"empty.{fmt}", fmt)
+    assert read(empty).num_rows == 0
+    assert read(empty).column_names == ["run_id", "t", "entity", "metric", "value"]

@@ -94,16 +94,12 @@ def export_store(
     ]
 
     scenarios = {r["run_id"]: json.loads(r["scenario"]) for r in runs}
-    series = _series_table(traces, scenarios)
-
-    written = []
-    for name, table in (
-        ("runs", _table(run_rows, param_cols)),
-        ("flows", _table(flow_rows, param_cols)),
-        ("series", series),
-        ("experiment_runs", _table(link_rows, axis_cols)),
-    ):
-        written.append(_write(table, out_dir / f"{name}.{fmt}", fmt))
+    written = [
+        _write(_table(run_rows, param_cols), out_dir / f"runs.{fmt}", fmt),
+        _write(_table(flow_rows, param_cols), out_dir / f"flows.{fmt}", fmt),
+        write_series(traces, scenarios, out_dir / f"series.{fmt}", fmt),
+        _write(_table(link_rows, axis_cols), out_dir / f"experiment_runs.{fmt}", fmt),
+    ]
     return written
 
 
@@ -179,32 +175,60 @@ def _table(rows: Sequence[Mapping[str, Any]], typed: Mapping[str, str]) -> Any:
     return pa.table(columns) if columns else pa.table({"run_id": pa.array([], pa.string())})
 
 
-def _series_table(
+# Rows of the long series table gathered before they are written out: a full
+# reproduction's store holds hundreds of millions, far more than fit in memory as
+# Python objects, so the table is written a batch at a time.
+SERIES_BATCH_ROWS = 1_000_000
+
+
+def write_series(
     all_traces: Iterable[tuple[str, Mapping[str, Any]]],
     scenarios: Mapping[str, Mapping[str, Any]],
-) -> Any:
-    """Long format: one row per (run, bin, entity, metric)."""
+    target: Path,
+    fmt: str,
+    batch_rows: int = SERIES_BATCH_ROWS,
+) -> Path:
+    """The long series table, one row per (run, bin, entity, metric), written to
+    `target` in batches of about `batch_rows` rows (one row group each in Parquet)."""
     import pyarrow as pa
 
-    cols: dict[str, list[Any]] = {k: [] for k in ("run_id", "t", "entity", "metric", "value")}
-    for run_id, traces in all_traces:
-        if run_id not in scenarios:
-            continue
-        for t, entity, metric, value in series_rows(traces, scenarios[run_id]):
-            cols["run_id"].append(run_id)
-            cols["t"].append(t)
-            cols["entity"].append(entity)
-            cols["metric"].append(metric)
-            cols["value"].append(value)
-    return pa.table(
-        {
-            "run_id": pa.array(cols["run_id"], pa.string()),
-            "t": pa.array(cols["t"], pa.float64()),
-            "entity": pa.array(cols["entity"], pa.string()),
-            "metric": pa.array(cols["metric"], pa.string()),
-            "value": pa.array(cols["value"], pa.float64()),
-        }
+    schema = pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("t", pa.float64()),
+            ("entity", pa.string()),
+            ("metric", pa.string()),
+            ("value", pa.float64()),
+        ]
     )
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        writer: Any = pq.ParquetWriter(target, schema)
+    else:
+        import pyarrow.csv as pacsv
+
+        writer = pacsv.CSVWriter(target, schema)
+    cols: list[list[Any]] = [[] for _ in schema.names]
+
+    def flush() -> None:
+        batch = pa.table([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema)
+        writer.write_table(batch)
+        for c in cols:
+            c.clear()
+
+    with writer:
+        for run_id, traces in all_traces:
+            if run_id not in scenarios:
+                continue
+            for row in series_rows(traces, scenarios[run_id]):
+                for c, v in zip(cols, (run_id, *row)):
+                    c.append(v)
+            if len(cols[0]) >= batch_rows:
+                flush()
+        if cols[0]:
+            flush()
+    return target
 
 
 def series_rows(
