@@ -166,8 +166,12 @@ def test_export_gives_typed_parameter_columns_that_sort_numerically(fake, tmp_pa
             base.with_overrides({"flow.0.rate_kbps": float(rate)}).with_run(seed=1),
             1,
             experiment_id="demo",
-            variant={"stations": stations, "access": "basic"},
-            parameters={"layout.stations": stations, "flow.0.rate_kbps": float(rate)},
+            variant={"stations": stations, "access": "basic", "rts": stations > 5},
+            parameters={
+                "layout.stations": stations,
+                "flow.0.rate_kbps": float(rate),
+                "mac.quick_exchange.enabled": stations > 5,
+            },
         )
         for stations, rate in ((10, 100), (2, 200), (20, 300), (1, 400))
     ]
@@ -178,6 +182,10 @@ def test_export_gives_typed_parameter_columns_that_sort_numerically(fake, tmp_pa
     runs = pq.read_table(tmp_path / "out" / "runs.parquet")
     assert str(runs.schema.field("layout.stations").type) == "int64"
     assert str(runs.schema.field("flow.0.rate_kbps").type) == "double"
+    # A switch is a boolean column (a full reproduction's store has many).
+    assert str(runs.schema.field("mac.quick_exchange.enabled").type) == "bool"
+    links = pq.read_table(tmp_path / "out" / "experiment_runs.parquet")
+    assert str(links.schema.field("rts").type) == "bool"
     con = duckdb.connect()
     runs_path = tmp_path / "out" / "runs.parquet"
     rows = con.execute(

@@ -171,7 +171,13 @@ def _table(rows: Sequence[Mapping[str, Any]], typed: Mapping[str, str]) -> Any:
             ]
         elif kind == "float64":
             values = [None if v is None else float(v) for v in values]
-        columns[name] = pa.array(values, type=getattr(pa, kind)() if kind else None)
+        arrow_type = {
+            "bool": pa.bool_(),
+            "int64": pa.int64(),
+            "float64": pa.float64(),
+            "string": pa.string(),
+        }.get(kind or "")
+        columns[name] = pa.array(values, type=arrow_type)
     return pa.table(columns) if columns else pa.table({"run_id": pa.array([], pa.string())})
 
 
