@@ -244,6 +244,41 @@ mod properties {
         load(&text, Format::Toml, None, None).ok()
     }
 
+    /// What every finished run of `sc` must show: every packet accounted
+    /// for, finite throughputs, no radio decoding two overlapping frames,
+    /// nobody starting a frame of its own while its NAV is set (only
+    /// responses, CTS, ACK and DATA after a CTS, may go then), and the same
+    /// bytes from the same seed.
+    fn finished_run_holds(sim: &Simulator, sc: Scenario) -> Result<(), TestCaseError> {
+        let summary = sim.summary(0.0);
+        prop_assert!(summary.ledger.balanced, "{:?}", summary.ledger);
+        for f in &summary.flows {
+            prop_assert!(
+                f.throughput_kbps.is_finite() && f.throughput_kbps >= 0.0,
+                "{:?}",
+                f.throughput_kbps
+            );
+        }
+        let probe = sim.probe().unwrap();
+        let mut rx = probe.receptions.clone();
+        rx.sort_by_key(|r| (r.node, r.start));
+        for w in rx.windows(2) {
+            if w[0].node == w[1].node {
+                prop_assert!(
+                    w[1].start >= w[0].end,
+                    "overlapping receptions at node {}: {:?}",
+                    w[0].node,
+                    w
+                );
+            }
+        }
+        for t in &probe.transmissions {
+            prop_assert!(!t.nav_set || t.response, "{:?}", t);
+        }
+        prop_assert_eq!(run(sc).0.to_json(), summary.to_json());
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -270,30 +305,12 @@ mod properties {
                 }
                 t += Duration::from_millis(50);
             }
-            // Every packet is accounted for.
-            prop_assert!(sim.ledger_balanced());
-            let probe = sim.probe().unwrap();
-            // A radio never decodes two overlapping frames.
-            let mut rx = probe.receptions.clone();
-            rx.sort_by_key(|r| (r.node, r.start));
-            for w in rx.windows(2) {
-                if w[0].node == w[1].node {
-                    prop_assert!(w[1].start >= w[0].end, "overlapping receptions at node {}: {:?}", w[0].node, w);
-                }
-            }
-            // Nobody starts a frame of its own while its NAV is set; only
-            // responses (CTS, ACK, DATA after a CTS) may go then.
-            for t in &probe.transmissions {
-                prop_assert!(!t.nav_set || t.response, "{:?}", t);
-            }
-            // Same seed, same bytes.
-            let again = run(sc).0;
-            prop_assert_eq!(again.to_json(), sim.summary(0.0).to_json());
+            finished_run_holds(&sim, sc)?;
         }
 
         /// The same invariants across the schemes: AODV's floods, repairs
         /// and route errors on a moving field, every queue discipline and
-        /// every transport, quick-exchange on or off.
+        /// transport, and the MAC extensions.
         #[test]
         fn invariants_hold_across_schemes(seed in 0u64..1000, nodes in 5u32..16, aodv: bool,
                                           speed in proptest::option::of(1.0f64..20.0), queue in 0usize..4, mac: (bool, bool, bool),
@@ -302,24 +319,7 @@ mod properties {
             let mut sim = Simulator::new(sc.clone());
             sim.enable_probe();
             sim.run();
-            let summary = sim.summary(0.0);
-            prop_assert!(summary.ledger.balanced, "{:?}", summary.ledger);
-            for f in &summary.flows {
-                prop_assert!(f.throughput_kbps.is_finite() && f.throughput_kbps >= 0.0, "{:?}", f.throughput_kbps);
-            }
-            let probe = sim.probe().unwrap();
-            let mut rx = probe.receptions.clone();
-            rx.sort_by_key(|r| (r.node, r.start));
-            for w in rx.windows(2) {
-                if w[0].node == w[1].node {
-                    prop_assert!(w[1].start >= w[0].end, "overlapping receptions at node {}: {:?}", w[0].node, w);
-                }
-            }
-            for t in &probe.transmissions {
-                prop_assert!(!t.nav_set || t.response, "{:?}", t);
-            }
-            let again = run(sc).0;
-            prop_assert_eq!(again.to_json(), summary.to_json());
+            finished_run_holds(&sim, sc)?;
         }
     }
 }
