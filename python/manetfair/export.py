@@ -227,9 +227,16 @@ def write_series(
         for run_id, traces in all_traces:
             if run_id not in scenarios:
                 continue
-            for row in series_rows(traces, scenarios[run_id]):
-                for c, v in zip(cols, (run_id, *row)):
-                    c.append(v)
+            times = [float(t) for t in traces.get("time_s", [])]
+            # A series at a time, by list extensions rather than a row at a time:
+            # a full store has hundreds of millions of rows.
+            for entity, metric, values in run_series(traces, scenarios[run_id]):
+                n = min(len(times), len(values))
+                cols[0].extend([run_id] * n)
+                cols[1].extend(times[:n])
+                cols[2].extend([entity] * n)
+                cols[3].extend([metric] * n)
+                cols[4].extend([None if v is None else float(v) for v in values[:n]])
             if len(cols[0]) >= batch_rows:
                 flush()
         if cols[0]:
@@ -237,13 +244,12 @@ def write_series(
     return target
 
 
-def series_rows(
+def run_series(
     traces: Mapping[str, Any], scenario: Mapping[str, Any]
-) -> Iterable[tuple[float, str, str, float | None]]:
-    """(t, entity, metric, value) of one run's traces: entity `flow<i>` for
+) -> Iterable[tuple[str, str, Sequence[Any]]]:
+    """(entity, metric, values per bin) of one run's traces: entity `flow<i>` for
     throughput_kbps and the TCP variables, `node<id>` (the file's ids for an explicit
-    topology) for queue_pkts, busy_frac and nav_frac; t is the start of the bin in seconds."""
-    times = [float(t) for t in traces.get("time_s", [])]
+    topology) for queue_pkts, busy_frac and nav_frac."""
     nodes = scenario.get("node")
     n = len(traces.get("queue_len_pkts", []))
     ids = (
@@ -251,22 +257,18 @@ def series_rows(
         if isinstance(nodes, list) and len(nodes) == n
         else list(range(n))
     )
-
-    def emit(entity: str, metric: str, values: Sequence[Any]) -> Iterable[Any]:
-        for t, v in zip(times, values):
-            yield t, entity, metric, None if v is None else float(v)
-
     for i, values in enumerate(traces.get("flow_throughput_kbps", [])):
-        yield from emit(f"flow{i}", "throughput_kbps", values)
+        yield f"flow{i}", "throughput_kbps", values
     for i, tcp in enumerate(traces.get("tcp", []) or []):
         for key, values in (tcp or {}).items():
-            yield from emit(f"flow{i}", key, values)
-    for node, values in zip(ids, traces.get("queue_len_pkts", [])):
-        yield from emit(f"node{node}", "queue_pkts", values)
-    for node, values in zip(ids, traces.get("radio_busy_frac", [])):
-        yield from emit(f"node{node}", "busy_frac", values)
-    for node, values in zip(ids, traces.get("nav_busy_frac", [])):
-        yield from emit(f"node{node}", "nav_frac", values)
+            yield f"flow{i}", key, values
+    for key, metric in (
+        ("queue_len_pkts", "queue_pkts"),
+        ("radio_busy_frac", "busy_frac"),
+        ("nav_busy_frac", "nav_frac"),
+    ):
+        for node, values in zip(ids, traces.get(key, [])):
+            yield f"node{node}", metric, values
 
 
 def _write(table: Any, target: Path, fmt: str) -> Path:
