@@ -21,21 +21,14 @@ use std::collections::HashMap;
 /// NAV says: CTS, ACK, DATA after a CTS, and QE's and FF's responses).
 fn check_air(sim: &Simulator) -> Result<(), TestCaseError> {
     let probe = sim.probe().expect("probe enabled");
-    let mut rx = probe.receptions.clone();
-    rx.sort_by_key(|r| (r.node, r.start));
-    for w in rx.windows(2) {
-        if w[0].node == w[1].node {
-            prop_assert!(
-                w[1].start >= w[0].end,
-                "overlapping receptions at node {}: {:?}",
-                w[0].node,
-                w
-            );
-        }
-    }
-    for t in &probe.transmissions {
-        prop_assert!(!t.nav_set || t.response, "a frame started against a set NAV: {:?}", t);
-    }
+    let overlap = probe.overlapping_receptions();
+    prop_assert!(overlap.is_none(), "overlapping receptions: {:?}", overlap);
+    let against_nav: Vec<_> = probe.nav_violations().collect();
+    prop_assert!(
+        against_nav.is_empty(),
+        "frames started against a set NAV: {:?}",
+        against_nav
+    );
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 
 mod events;
 mod opet;
+mod probe;
 
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
@@ -33,6 +34,7 @@ use crate::time::{Duration, SimTime};
 use crate::trace::events::{Event as TraceEvent, Kind as TraceKind};
 use crate::transport::tcp::{Segment, TcpReceiver, TcpSender};
 pub use events::Event;
+pub use probe::{Probe, RxRecord, TxRecord};
 use rand::Rng;
 
 /// How far a bounded run step got.
@@ -93,33 +95,6 @@ struct FlowState {
     delivered: u64,
     delay_sum: Duration,
     hops: Option<u32>,
-}
-
-/// Observations for invariant tests: every transmission start and every
-/// successful reception, recorded only when enabled.
-#[derive(Clone, Debug, Default)]
-pub struct Probe {
-    pub transmissions: Vec<TxRecord>,
-    pub receptions: Vec<RxRecord>,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct TxRecord {
-    pub node: u32,
-    pub at: SimTime,
-    pub kind: crate::mac::FrameKind,
-    /// The transmitter's NAV was set when the frame started.
-    pub nav_set: bool,
-    /// The MAC sent it as a response (CTS, ACK, DATA after a CTS), which
-    /// goes whatever the NAV says.
-    pub response: bool,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct RxRecord {
-    pub node: u32,
-    pub start: SimTime,
-    pub end: SimTime,
 }
 
 #[derive(Default)]
