@@ -24,7 +24,7 @@ use crate::net::packet::{
 use crate::net::queue::{InterfaceQueue, QueueKind, Queued, Select};
 use crate::net::red::Red;
 use crate::net::routing::{Routing, RoutingAction, DEFAULT_TTL};
-use crate::phy::channel::Channel;
+use crate::phy::channel::{Channel, Neighbor};
 use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd, SignalEnd, ThresholdParams};
 use crate::phy::reception::Loss;
 use crate::scenario::{App, Scenario, Transport};
@@ -54,6 +54,9 @@ pub const BIN: Duration = Duration::from_millis(1000);
 /// A frame on the air, with a copy of the packet it carries, kept until
 /// every receiver has seen its end.
 struct Airborne {
+    /// When the transmitter started it; receiver k's signal starts after
+    /// its propagation delay (`air_rx`).
+    start: SimTime,
     frame: Frame,
     packet: Option<Packet>,
     /// Signal ends still to be processed, plus one for the transmitter.
@@ -66,16 +69,6 @@ struct Airborne {
     /// the transmitter's end `seq0 + 2n` (the order of scheduling them one
     /// by one, nearest receiver first).
     seq0: u64,
-}
-
-/// A receiver of a frame on the air, fixed when the frame starts (a node
-/// that moves meanwhile still gets the signal it was due).
-#[derive(Clone, Copy)]
-struct Receiver {
-    node: u32,
-    /// When the first bit arrives.
-    at: SimTime,
-    power_w: f64,
 }
 
 /// Both ends of a TCP connection (sender at the flow's source).
@@ -114,8 +107,10 @@ pub struct Simulator {
     packets: PacketStore,
     air: Vec<Airborne>,
     air_free: Vec<u32>,
-    /// The receivers of each `air` entry, nearest first.
-    air_rx: Vec<Vec<Receiver>>,
+    /// The receivers of each `air` entry, nearest first: a copy of the
+    /// transmitter's neighbours when the frame started (a node that moves
+    /// meanwhile still gets the signal it was due).
+    air_rx: Vec<Vec<Neighbor>>,
     /// The limit of the `run_for` under way: events at or after it wait.
     stop: SimTime,
     routing: Routing,
@@ -485,6 +480,7 @@ impl Simulator {
         let airtime = frame.airtime();
         let seq0 = self.q.reserve(2 * u64::from(receivers) + 1);
         let entry = Airborne {
+            start: now,
             frame,
             packet,
             pending: receivers + 1,
@@ -505,16 +501,12 @@ impl Simulator {
         };
         let rx = &mut self.air_rx[id as usize];
         rx.clear();
-        rx.extend(self.channel.neighbors_by_delay(node).iter().map(|nb| Receiver {
-            node: nb.node,
-            at: now + nb.delay,
-            power_w: nb.power_w,
-        }));
+        rx.extend_from_slice(self.channel.neighbors_by_delay(node));
         // One queued event per edge of the frame: each walks the receivers
         // in order and queues itself again only when another event comes
         // between two of them (`signal_starts`).
         if let Some(r) = rx.first() {
-            let at = r.at;
+            let at = now + r.delay;
             self.q.schedule_reserved(at, seq0, Event::SignalStart { air: id, k: 0 });
             self.q
                 .schedule_reserved(at + airtime, seq0 + 1, Event::SignalEnd { air: id, k: 0 });
@@ -532,7 +524,7 @@ impl Simulator {
     /// queued. The run is the same as with one queued event per receiver.
     fn signal_starts(&mut self, mut now: SimTime, air: u32, mut k: u32) {
         let a = &self.air[air as usize];
-        let (seq0, rate, bytes) = (a.seq0, a.frame.rate, a.frame.bytes);
+        let (start, seq0, rate, bytes) = (a.start, a.seq0, a.frame.rate, a.frame.bytes);
         // Out of `air_rx` for the walk (no other walk touches this frame's
         // list), so that each step indexes one vector, not two.
         let rx = std::mem::take(&mut self.air_rx[air as usize]);
@@ -549,7 +541,7 @@ impl Simulator {
             let Some(next) = rx.get(k as usize) else {
                 break;
             };
-            let (at, seq) = (next.at, seq0 + 2 * u64::from(k));
+            let (at, seq) = (start + next.delay, seq0 + 2 * u64::from(k));
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalStart { air, k });
                 break;
@@ -565,7 +557,8 @@ impl Simulator {
         // to its slot after the walk, and only then may the entry be freed
         // (`release_air` below; a freed slot's list is refilled by the next
         // transmission using it).
-        let (airtime, seq0) = (self.air[air as usize].airtime, self.air[air as usize].seq0);
+        let a = &self.air[air as usize];
+        let (start, airtime, seq0) = (a.start, a.airtime, a.seq0);
         let rx = std::mem::take(&mut self.air_rx[air as usize]);
         let first = k;
         loop {
@@ -575,7 +568,7 @@ impl Simulator {
             let Some(next) = rx.get(k as usize) else {
                 break;
             };
-            let (at, seq) = (next.at + airtime, seq0 + 2 * u64::from(k) + 1);
+            let (at, seq) = (start + next.delay + airtime, seq0 + 2 * u64::from(k) + 1);
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalEnd { air, k });
                 break;
