@@ -104,14 +104,15 @@ type Hop = (u32, u32);
 type Hops<'a> = (&'a [Hop], &'a [Hop]);
 
 impl FlowPaths {
-    /// The paths in force at `now`, newest first, then the older ones.
+    /// The paths in force at `now`, newest first, then the older ones; no
+    /// allocation, as every packet a node routes asks.
     fn phases(&self, now: SimTime) -> impl Iterator<Item = Hops<'_>> {
         let current = self.changes.iter().take_while(|c| c.0 <= now).count();
-        let phases: Vec<Hops<'_>> = std::iter::once((&self.forward[..], &self.reverse[..]))
-            .chain(self.changes.iter().map(|c| (&c.1[..], &c.2[..])))
-            .take(current + 1)
-            .collect();
-        phases.into_iter().rev()
+        self.changes[..current]
+            .iter()
+            .rev()
+            .map(|c| (&c.1[..], &c.2[..]))
+            .chain(std::iter::once((&self.forward[..], &self.reverse[..])))
     }
 }
 
