@@ -104,8 +104,8 @@ type Hop = (u32, u32);
 type Hops<'a> = (&'a [Hop], &'a [Hop]);
 
 impl FlowPaths {
-    /// The paths in force at `now`, newest first, then the older ones; no
-    /// allocation, as every packet a node routes asks.
+    /// The paths in force at `now`, newest first, then the older ones.
+    /// Asked for every routed packet, so walked in place, not collected.
     fn phases(&self, now: SimTime) -> impl Iterator<Item = Hops<'_>> {
         let current = self.changes.iter().take_while(|c| c.0 <= now).count();
         self.changes[..current]
