@@ -144,11 +144,13 @@ def test_time_steps_that_round_to_zero_are_refused(tmp_path, case):
         refused(timed_cli([command, str(path)], tmp_path), key, "allowed")
 
 
-# A run whose every simulated second takes seconds of wall time: 40 CBR flows of one
+# A run whose every simulated second takes seconds of wall time: 400 CBR flows of one
 # packet every 2 µs, so Ctrl-C must act between events, not only between seconds.
+# About 9 s of wall time per simulated second on this machine (40 flows took 1 s, so
+# a faster core reached the first second before the signal), kept far from 1 s.
 BUSY = CHAIN.replace("duration_s = 5.0", "duration_s = 1000.0").split("[[flow]]")[0] + "".join(
     '[[flow]]\nsrc = 0\ndst = 1\ntransport = "udp"\napp = "cbr"\nrate_kbps = 4e6\n'
-    for _ in range(40)
+    for _ in range(400)
 )
 
 
