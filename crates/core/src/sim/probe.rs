@@ -49,6 +49,16 @@ impl Probe {
     pub fn nav_violations(&self) -> impl Iterator<Item = &TxRecord> {
         self.transmissions.iter().filter(|t| t.nav_set && !t.response)
     }
+
+    /// Both invariants at once, for the tests that check a finished run:
+    /// what the first broken one found, or `None`.
+    pub fn air_violation(&self) -> Option<String> {
+        if let Some(pair) = self.overlapping_receptions() {
+            return Some(format!("overlapping receptions: {pair:?}"));
+        }
+        let against_nav: Vec<_> = self.nav_violations().collect();
+        (!against_nav.is_empty()).then(|| format!("frames started against a set NAV: {against_nav:?}"))
+    }
 }
 
 #[cfg(test)]
@@ -104,5 +114,24 @@ mod tests {
         let v: Vec<_> = p.nav_violations().collect();
         assert_eq!(v.len(), 1);
         assert!(v[0].nav_set && !v[0].response);
+        assert!(p
+            .air_violation()
+            .is_some_and(|m| m.starts_with("frames started against a set NAV")));
+    }
+
+    #[test]
+    fn a_run_without_violations_reports_none_and_an_overlap_comes_first() {
+        let clean = Probe {
+            transmissions: vec![tx(false, false), tx(true, true)],
+            receptions: vec![rx(1, 100, 200), rx(1, 200, 300)],
+        };
+        assert_eq!(clean.air_violation(), None);
+        let both = Probe {
+            transmissions: vec![tx(true, false)],
+            receptions: vec![rx(1, 100, 300), rx(1, 200, 400)],
+        };
+        assert!(both
+            .air_violation()
+            .is_some_and(|m| m.starts_with("overlapping receptions")));
     }
 }
