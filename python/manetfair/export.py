@@ -157,6 +157,12 @@ def _table(rows: Sequence[Mapping[str, Any]], typed: Mapping[str, str]) -> Any:
     where a value is not one) and the rest inferred."""
     import pyarrow as pa
 
+    arrow_types = {
+        "bool": pa.bool_(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "string": pa.string(),
+    }
     names: list[str] = []
     for row in rows:
         names.extend(k for k in row if k not in names)
@@ -171,13 +177,7 @@ def _table(rows: Sequence[Mapping[str, Any]], typed: Mapping[str, str]) -> Any:
             ]
         elif kind == "float64":
             values = [None if v is None else float(v) for v in values]
-        arrow_type = {
-            "bool": pa.bool_(),
-            "int64": pa.int64(),
-            "float64": pa.float64(),
-            "string": pa.string(),
-        }.get(kind or "")
-        columns[name] = pa.array(values, type=arrow_type)
+        columns[name] = pa.array(values, type=arrow_types.get(kind or ""))
     return pa.table(columns) if columns else pa.table({"run_id": pa.array([], pa.string())})
 
 
