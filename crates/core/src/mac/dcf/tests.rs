@@ -642,3 +642,40 @@ fn duplicate_filter_keeps_recent_numbers_per_transmitter() {
     // Without the Retry bit a number seen before is a new MSDU.
     assert!(!b.is_duplicate(&data(A, 3, false)));
 }
+
+/// §9.3.2.10: sequence numbers count modulo 4096. The sender wraps from 4095
+/// to 0, an MSDU that went out before keeps its number across the wrap, and
+/// the receiver still recognises the retransmission of a number from just
+/// before the wrap, while the new numbers after it are new MSDUs.
+#[test]
+fn sequence_numbers_wrap_at_4096_and_the_filter_follows() {
+    let mut a = dcf(A, 3);
+    a.next_seq = 4094;
+    let fresh: Vec<u16> = (0..3).map(|_| a.hold(msdu(), B, Retries::default()).seq).collect();
+    assert_eq!(fresh, [4094, 4095, 0]);
+    let again = Retries {
+        seq: Some(4095),
+        ..Retries::default()
+    };
+    assert_eq!(a.hold(msdu(), B, again).seq, 4095, "a retry keeps its number");
+    assert_eq!(a.hold(msdu(), B, Retries::default()).seq, 1);
+
+    let mut b = dcf(B, 3);
+    let data = |seq: u16, retry: bool| Frame {
+        kind: FrameKind::Data,
+        tx: A,
+        rx: B,
+        duration: Duration::from_micros(314),
+        seq,
+        retry,
+        msdu: Some(msdu()),
+        bytes: 1056,
+        rate: Rate::MBPS_2,
+        ext: Extensions::default(),
+    };
+    for seq in [4094, 4095, 0] {
+        assert!(!b.is_duplicate(&data(seq, false)));
+    }
+    assert!(b.is_duplicate(&data(4095, true)));
+    assert!(!b.is_duplicate(&data(1, true)), "a first number after the wrap is new");
+}
