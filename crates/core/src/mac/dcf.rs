@@ -581,17 +581,23 @@ impl Dcf {
     // ---- timers -------------------------------------------------------
 
     fn set_timer(&mut self, t: MacTimer, at: SimTime, out: &mut Vec<MacAction>) {
+        out.extend(self.timer_at(t, at));
+    }
+
+    /// Arms timer `t` for `at`: the action that asks for it, or none if it
+    /// is already armed for that instant.
+    fn timer_at(&mut self, t: MacTimer, at: SimTime) -> Option<MacAction> {
         let slot = &mut self.timers[t as usize];
         if slot.at == Some(at) {
-            return;
+            return None;
         }
         slot.gen = slot.gen.wrapping_add(1);
         slot.at = Some(at);
-        out.push(MacAction::SetTimer {
+        Some(MacAction::SetTimer {
             timer: t,
             at,
             gen: slot.gen,
-        });
+        })
     }
 
     fn cancel_timer(&mut self, t: MacTimer) {
@@ -643,22 +649,29 @@ impl Dcf {
     /// at every station in carrier-sense range: most do not contend.
     #[inline]
     fn reschedule_access(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
+        out.extend(self.access_rescheduled(now));
+    }
+
+    /// `reschedule_access`, returning the one action it may ask for (the
+    /// access timer armed) instead of pushing it.
+    #[inline]
+    fn access_rescheduled(&mut self, now: SimTime) -> Option<MacAction> {
         let contends = self.backoff_pending || self.current.is_some() || !self.pending_rtr.is_empty();
         if self.phy_busy || self.in_exchange() || !contends {
             self.counting_from = None;
             self.cancel_timer(MacTimer::Access);
-            return;
+            return None;
         }
-        self.arm_access(now, out);
+        self.arm_access(now)
     }
 
     /// Arms the access timer for the end of the backoff on an idle medium.
     #[inline(never)]
-    fn arm_access(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
+    fn arm_access(&mut self, now: SimTime) -> Option<MacAction> {
         let from = self.ifs_end();
         self.counting_from = Some(from);
         let at = (from + self.cfg.slot.mul(self.backoff_slots as u64)).max(now);
-        self.set_timer(MacTimer::Access, at, out);
+        self.timer_at(MacTimer::Access, at)
     }
 
     // ---- inputs -------------------------------------------------------
@@ -841,9 +854,19 @@ impl Dcf {
     }
 
     pub fn handle_medium_idle(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
+        out.extend(self.medium_idle(now));
+    }
+
+    /// `handle_medium_idle` for a caller that carries the action out
+    /// itself: an idle edge asks for one at most, the access timer armed
+    /// (`reschedule_access`), so it is returned rather than pushed. The
+    /// simulator's signal walks take this path at every station in
+    /// carrier-sense range of every frame.
+    #[inline]
+    pub fn medium_idle(&mut self, now: SimTime) -> Option<MacAction> {
         self.phy_busy = false;
         self.phy_idle_since = now;
-        self.reschedule_access(now, out);
+        self.access_rescheduled(now)
     }
 
     /// A frame ended that could not be decoded: use EIFS (§9.3.7).
