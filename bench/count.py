@@ -223,10 +223,10 @@ def core_rows(recs: dict[str, Json]) -> list[str]:
     lines = [
         (
             "| target | nodes | measured window s | events | deliveries | receivers/frame "
-            "| instructions | instr./event | instr./delivery | instr./sim s "
+            "| walk steps queued | instructions | instr./event | instr./delivery | instr./sim s "
             "| CPU s/sim s | wall s/sim s | load |"
         ),
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for key, r in recs.items():
         if r["sim"] != "manetfair" or "measured_events" not in r:
@@ -234,9 +234,12 @@ def core_rows(recs: dict[str, Json]) -> list[str]:
         window = r["duration_s"] - r["from_s"]
         ev, dl, ins = r["measured_events"], r["measured_deliveries"], r.get("measured_instructions")
         nodes = len(scenario_of(targets()[key]).positions) if key in targets() else None
+        queued = r.get("measured_walk_steps_queued")
+        queued_pct = None if queued is None or not dl else 100.0 * queued / (2 * dl)
         lines.append(
             f"| {key} | {g(nodes)} | {g(r['from_s'], 0)}–{g(r['duration_s'], 0)} | {g(ev)} "
-            f"| {g(dl)} | {g(per(r.get('deliveries'), r.get('frames')), 1)} | {g(ins)} "
+            f"| {g(dl)} | {g(per(r.get('deliveries'), r.get('frames')), 1)} "
+            f"| {g(queued_pct, 1)}{'' if queued_pct is None else ' %'} | {g(ins)} "
             f"| {g(per(ins, ev))} | {g(per(ins, dl))} | {g(per(ins, window))} "
             f"| {g(per(r.get('measured_cpu_s'), window), 3)} "
             f"| {g(per(r.get('measured_wall_s'), window), 3)} | {g(r['load'], 1)} |"
@@ -263,7 +266,12 @@ def report(recs: dict[str, Json]) -> str:
             "measured window only (callgrind `--dump-before` at `run_scenario::measured` "
             "and `run_scenario::report`): set-up, and flows' start-up before S, excluded. "
             "A delivery is one (frame, receiver) pair: a signal start and a signal end "
-            "event at that receiver. receivers/frame = deliveries / frames sent, over the whole run. CPU and wall s per simulated s are "
+            "event at that receiver. receivers/frame = deliveries / frames sent, over the whole run. "
+            "Walk steps queued: of the signal edges (two per delivery), the share that went "
+            "through the event queue because another event came between two receivers of a "
+            "frame (`Simulator::walk_steps_queued`); it grows with the transmissions on the "
+            "air at once across the field, and each costs a queue insertion, a pop and a "
+            "walk set up again. CPU and wall s per simulated s are "
             "those of the native run's measured window."
         ),
         "",

@@ -60,7 +60,7 @@ fn main() {
     let started = Instant::now();
     let mut sim = Simulator::new(sc);
     warm_up(&mut sim, SimTime((from_s * 1e9).round() as u64));
-    let deliveries0 = sim.deliveries();
+    let (deliveries0, queued0) = (sim.deliveries(), sim.walk_steps_queued());
     let (wall0, cpu0) = (Instant::now(), cpu_ns());
     let measured_events = measured(&mut sim);
     let measured_wall = wall0.elapsed().as_secs_f64();
@@ -76,11 +76,13 @@ fn main() {
     eprintln!(
         "counts {{\"events\": {}, \"deliveries\": {}, \"from_s\": {from_s}, \
          \"measured_events\": {}, \"measured_deliveries\": {}, \
+         \"measured_walk_steps_queued\": {}, \
          \"measured_wall_s\": {measured_wall:.3}, \"measured_cpu_s\": {cpu}}}",
         sim.events(),
         sim.deliveries(),
         measured_events,
         sim.deliveries() - deliveries0,
+        sim.walk_steps_queued() - queued0,
     );
     println!("{summary}");
 }

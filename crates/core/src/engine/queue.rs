@@ -97,6 +97,9 @@ pub struct EventQueue<E> {
     next_seq: u64,
     now: SimTime,
     popped: u64,
+    /// Events `take_if_next` refused: on the signal walks, a step that had
+    /// to be queued because another event came first.
+    refused: u64,
     buckets: Box<[Vec<Entry<E>>]>,
     /// Bit per bucket: not empty.
     bits: Box<[u64; WORDS]>,
@@ -131,6 +134,7 @@ impl<E: Copy> EventQueue<E> {
             next_seq: 0,
             now: SimTime::ZERO,
             popped: 0,
+            refused: 0,
             buckets: (0..WHEEL).map(|_| Vec::new()).collect(),
             bits: Box::new([0; WORDS]),
             summary: [0; SUMMARY_WORDS],
@@ -153,6 +157,11 @@ impl<E: Copy> EventQueue<E> {
     /// Number of events popped so far (the run summary's `events`).
     pub fn events_popped(&self) -> u64 {
         self.popped
+    }
+
+    /// How many times `take_if_next` refused.
+    pub fn refused(&self) -> u64 {
+        self.refused
     }
 
     pub fn len(&self) -> usize {
@@ -444,6 +453,20 @@ impl<E: Copy> EventQueue<E> {
     /// whose arrivals are usually nearer together than any other event.
     #[inline]
     pub fn take_if_next(&mut self, at: SimTime, seq: u64, stop: SimTime) -> bool {
+        let next = self.is_next(at, seq, stop);
+        if next {
+            self.now = at;
+            self.popped += 1;
+        } else {
+            self.refused += 1;
+        }
+        next
+    }
+
+    /// Whether the event with key (`at`, `seq`) would be the next popped
+    /// (`take_if_next`).
+    #[inline(always)]
+    fn is_next(&self, at: SimTime, seq: u64, stop: SimTime) -> bool {
         debug_assert!(at >= self.now && seq < self.next_seq);
         if at >= stop {
             return false;
@@ -468,8 +491,6 @@ impl<E: Copy> EventQueue<E> {
                 }
             }
         }
-        self.now = at;
-        self.popped += 1;
         true
     }
 

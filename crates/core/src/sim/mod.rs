@@ -362,6 +362,13 @@ impl Simulator {
         self.counters.deliveries
     }
 
+    /// Steps of the signal walks that had to be queued because another
+    /// event came between two receivers (`signal_starts`): how much the
+    /// run's transmissions interleave.
+    pub fn walk_steps_queued(&self) -> u64 {
+        self.q.refused()
+    }
+
     /// Runs every event strictly before `min(until, end of run)`.
     /// Returns true once the run has reached its end.
     pub fn run_until(&mut self, until: SimTime) -> bool {
