@@ -669,6 +669,8 @@ mod tests {
         assert!(q.take_if_next(SimTime(2_500), first + 1, SimTime::MAX));
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['y', 'z']);
+        // The two refusals are counted, the takes are not.
+        assert_eq!(q.refused(), 2);
     }
 
     /// Runs 10,000 bursts of `burst` events at one instant, `gap` ns apart
