@@ -726,7 +726,9 @@ impl Simulator {
         }
         match end.rx {
             Some(RxEnd::Ok(_)) => {
-                let frame = self.air[air as usize].frame;
+                // The frame is read in place: `air`, `nodes` and `scratch`
+                // are borrowed apart, and the actions are carried out after.
+                let frame = &self.air[air as usize].frame;
                 if let Some(t) = self.trace.as_mut() {
                     let a = &self.air[air as usize];
                     let ev = TraceEvent::new(TraceKind::RxOk, node)
@@ -742,8 +744,12 @@ impl Simulator {
                         end: now,
                     });
                 }
-                self.schemes.on_decoded(now, node, &frame);
-                self.mac_call(node, Some(air), |m, out| m.handle_rx(now, &frame, out));
+                self.schemes.on_decoded(now, node, frame);
+                self.nodes[node as usize].mac.handle_rx(now, frame, &mut self.scratch);
+                if !self.scratch.is_empty() {
+                    let out = std::mem::take(&mut self.scratch);
+                    self.carry_out(node, Some(air), out);
+                }
             }
             Some(RxEnd::Error(_)) => self.nodes[node as usize].mac.handle_rx_error(now),
             Some(RxEnd::Sensed(_)) if self.sc.eifs_after_sensed => self.nodes[node as usize].mac.handle_rx_error(now),
