@@ -1,6 +1,7 @@
 //! The engine owns time, the event queue and randomness (DESIGN.md
 //! principles 1 and 3). Protocol layers never see it.
 
+pub mod pages;
 pub mod queue;
 pub mod rng;
 pub mod timer;

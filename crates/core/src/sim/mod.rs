@@ -155,28 +155,29 @@ impl Simulator {
             ..sc.dcf.clone()
         };
         let shared = ThresholdParams::new(&th, sc.radio.lock_on_sensed);
-        let nodes = (0..n)
-            .map(|i| NodeStack {
-                radio: Radio::from_config(&sc.radio, &th, &shared, stream(sc.seed, i as u64, Purpose::Reception)),
-                mac: Dcf::new(i as u32, dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
-                queue: match sc.queue {
-                    _ if sc.dcf.opet.enabled => InterfaceQueue::with_per_flow(sc.queue_capacity, sc.dcf.opet.scheduler),
-                    QueueKind::Red => InterfaceQueue::with_red(
-                        sc.queue_capacity,
-                        Red::new(sc.red.clone(), stream(sc.seed, i as u64, Purpose::Queue)),
-                    ),
-                    QueueKind::Throttle => {
-                        let t = sc.throttle.as_ref().expect("a throttle queue has its [throttle] table");
-                        let local = t.local_capacity_pkts.map_or(sc.queue_capacity, |c| c as usize);
-                        InterfaceQueue::with_ingress(sc.queue_capacity, local, t.spacing())
-                    }
-                    k => InterfaceQueue::new(k, sc.queue_capacity),
-                },
-                queue_timer: Armed::default(),
-                idle_at_bin: Duration::ZERO,
-                nav_at_bin: Duration::ZERO,
-            })
-            .collect();
+        // On huge pages when large (`engine::pages`): on big fields each
+        // signal edge reaches a node stack somewhere in megabytes.
+        let mut nodes = crate::engine::pages::vec_on_huge_pages(n);
+        nodes.extend((0..n).map(|i| NodeStack {
+            radio: Radio::from_config(&sc.radio, &th, &shared, stream(sc.seed, i as u64, Purpose::Reception)),
+            mac: Dcf::new(i as u32, dcf.clone(), stream(sc.seed, i as u64, Purpose::Backoff)),
+            queue: match sc.queue {
+                _ if sc.dcf.opet.enabled => InterfaceQueue::with_per_flow(sc.queue_capacity, sc.dcf.opet.scheduler),
+                QueueKind::Red => InterfaceQueue::with_red(
+                    sc.queue_capacity,
+                    Red::new(sc.red.clone(), stream(sc.seed, i as u64, Purpose::Queue)),
+                ),
+                QueueKind::Throttle => {
+                    let t = sc.throttle.as_ref().expect("a throttle queue has its [throttle] table");
+                    let local = t.local_capacity_pkts.map_or(sc.queue_capacity, |c| c as usize);
+                    InterfaceQueue::with_ingress(sc.queue_capacity, local, t.spacing())
+                }
+                k => InterfaceQueue::new(k, sc.queue_capacity),
+            },
+            queue_timer: Armed::default(),
+            idle_at_bin: Duration::ZERO,
+            nav_at_bin: Duration::ZERO,
+        }));
         let routing = Routing::new(&sc, &channel.rx_adjacency());
         let n_bins = (sc.duration.as_nanos().div_ceil(BIN.as_nanos())) as usize;
         let mut q = EventQueue::new();
