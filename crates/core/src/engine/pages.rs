@@ -2,9 +2,10 @@
 //! stacks (1 KiB each). On a field of thousands of nodes a signal edge lands
 //! on the state of a receiver somewhere in megabytes of it: with 4 KiB pages
 //! each such edge risks a miss of the TLB as well as of the cache; on 2 MiB
-//! pages the table needs a handful of TLB entries. Linux backs memory with
-//! huge pages where a program asks for them (`madvise`, when the machine's
-//! `transparent_hugepage` setting is `madvise`, as on most distributions).
+//! pages the table needs a handful of TLB entries. Where the machine's
+//! `transparent_hugepage` setting is `madvise`, Linux backs memory with huge
+//! pages only where a program asks for them, which this does; with `always`
+//! the advice changes nothing, and with `never` it is ignored.
 
 /// Tables smaller than one huge page gain nothing from the advice.
 const HUGE_PAGE: usize = 2 << 20;
