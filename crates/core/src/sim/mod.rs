@@ -747,10 +747,7 @@ impl Simulator {
                 }
                 self.schemes.on_decoded(now, node, frame);
                 self.nodes[node as usize].mac.handle_rx(now, frame, &mut self.scratch);
-                if !self.scratch.is_empty() {
-                    let out = std::mem::take(&mut self.scratch);
-                    self.carry_out(node, Some(air), out);
-                }
+                self.carry_scratch(node, Some(air));
             }
             Some(RxEnd::Error(_)) => self.nodes[node as usize].mac.handle_rx_error(now),
             Some(RxEnd::Sensed(_)) if self.sc.eifs_after_sensed => self.nodes[node as usize].mac.handle_rx_error(now),
@@ -783,8 +780,15 @@ impl Simulator {
     /// actions of further MAC calls made while doing so.
     fn mac_call(&mut self, node: u32, air: Option<u32>, f: impl FnOnce(&mut Dcf, &mut Vec<MacAction>)) {
         f(&mut self.nodes[node as usize].mac, &mut self.scratch);
-        // Most calls (a medium edge at a station with nothing to send) ask
-        // for nothing.
+        self.carry_scratch(node, air);
+    }
+
+    /// Carries out the actions a MAC call left in `scratch`, if any: most
+    /// calls (a medium edge at a station with nothing to send) ask for
+    /// nothing. Inlined: out of line it cost 2.5 % of the grid's
+    /// instructions (407.1 M against 397.1 M).
+    #[inline(always)]
+    fn carry_scratch(&mut self, node: u32, air: Option<u32>) {
         if self.scratch.is_empty() {
             return;
         }
