@@ -362,18 +362,7 @@ fn first_rts_failures_are_counted_once_per_msdu() {
 #[test]
 fn duplicate_data_is_acked_but_not_delivered_twice() {
     let mut b = dcf(B, 7);
-    let data = Frame {
-        kind: FrameKind::Data,
-        tx: A,
-        rx: B,
-        duration: Duration::from_micros(314),
-        seq: 9,
-        retry: false,
-        msdu: Some(msdu()),
-        bytes: 1056,
-        rate: Rate::MBPS_2,
-        ext: Extensions::default(),
-    };
+    let data = data(A, 9, false);
     let mut o = Vec::new();
     b.handle_rx(us(10), &data, &mut o);
     assert_eq!(o.iter().filter(|x| matches!(x, MacAction::Deliver { .. })).count(), 1);
@@ -614,12 +603,10 @@ fn retransmission_after_an_interleaved_frame_is_a_duplicate() {
     assert_eq!(b.stats.duplicates, 1);
 }
 
-/// The filter keeps `DUP_CACHE_DEPTH` numbers per transmitter: older ones
-/// fall out, and a transmitter's numbers do not evict another's.
-#[test]
-fn duplicate_filter_keeps_recent_numbers_per_transmitter() {
-    let mut b = dcf(B, 12);
-    let data = |tx: u32, seq: u16, retry: bool| Frame {
+/// A data frame from `tx` to B with sequence number `seq`, for the
+/// duplicate filter's tests.
+fn data(tx: u32, seq: u16, retry: bool) -> Frame {
+    Frame {
         kind: FrameKind::Data,
         tx,
         rx: B,
@@ -630,7 +617,14 @@ fn duplicate_filter_keeps_recent_numbers_per_transmitter() {
         bytes: 1056,
         rate: Rate::MBPS_2,
         ext: Extensions::default(),
-    };
+    }
+}
+
+/// The filter keeps `DUP_CACHE_DEPTH` numbers per transmitter: older ones
+/// fall out, and a transmitter's numbers do not evict another's.
+#[test]
+fn duplicate_filter_keeps_recent_numbers_per_transmitter() {
+    let mut b = dcf(B, 12);
     for seq in 0..DUP_CACHE_DEPTH as u16 + 1 {
         assert!(!b.is_duplicate(&data(A, seq, false)));
         assert!(!b.is_duplicate(&data(C, 100 + seq, false)));
@@ -661,21 +655,12 @@ fn sequence_numbers_wrap_at_4096_and_the_filter_follows() {
     assert_eq!(a.hold(msdu(), B, Retries::default()).seq, 1);
 
     let mut b = dcf(B, 3);
-    let data = |seq: u16, retry: bool| Frame {
-        kind: FrameKind::Data,
-        tx: A,
-        rx: B,
-        duration: Duration::from_micros(314),
-        seq,
-        retry,
-        msdu: Some(msdu()),
-        bytes: 1056,
-        rate: Rate::MBPS_2,
-        ext: Extensions::default(),
-    };
     for seq in [4094, 4095, 0] {
-        assert!(!b.is_duplicate(&data(seq, false)));
+        assert!(!b.is_duplicate(&data(A, seq, false)));
     }
-    assert!(b.is_duplicate(&data(4095, true)));
-    assert!(!b.is_duplicate(&data(1, true)), "a first number after the wrap is new");
+    assert!(b.is_duplicate(&data(A, 4095, true)));
+    assert!(
+        !b.is_duplicate(&data(A, 1, true)),
+        "a first number after the wrap is new"
+    );
 }
