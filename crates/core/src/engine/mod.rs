@@ -2,6 +2,7 @@
 //! principles 1 and 3). Protocol layers never see it.
 
 pub mod pages;
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod timer;

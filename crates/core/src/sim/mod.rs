@@ -9,6 +9,7 @@ mod probe;
 
 use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
+use crate::engine::prefetch::prefetch;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
 use crate::mac::dcf::{Dcf, DcfConfig, Forward, MacAction, Retries};
 use crate::mac::fast_forward::Policy as FfPolicy;
@@ -549,6 +550,9 @@ impl Simulator {
             let Some(next) = rx.get(k as usize) else {
                 break;
             };
+            // The next receiver's radio line, asked for while the queue
+            // is consulted (`engine::prefetch`).
+            prefetch(self.nodes.as_ptr().wrapping_add(next.node as usize));
             let (at, seq) = (start + next.delay, seq0 + 2 * u64::from(k));
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalStart { air, k });
@@ -576,6 +580,7 @@ impl Simulator {
             let Some(next) = rx.get(k as usize) else {
                 break;
             };
+            prefetch(self.nodes.as_ptr().wrapping_add(next.node as usize));
             let (at, seq) = (start + next.delay + airtime, seq0 + 2 * u64::from(k) + 1);
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalEnd { air, k });
