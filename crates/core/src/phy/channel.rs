@@ -62,8 +62,8 @@ pub struct Channel {
     /// transmits (`neighbors_by_delay`), since most nodes do not transmit
     /// between two steps.
     stale: Vec<bool>,
-    /// Scratch of `sort_by_delay`: its keys.
-    keys: Vec<u64>,
+    /// Scratch of `sort_by_delay`: the order after its first pass.
+    order: Vec<u32>,
     grid: HashMap<(i64, i64), Vec<u32>>,
 }
 
@@ -83,7 +83,7 @@ impl Channel {
             neighbors: vec![Vec::new(); n],
             by_delay: vec![Vec::new(); n],
             stale: vec![true; n],
-            keys: Vec::new(),
+            order: Vec::new(),
             grid: HashMap::new(),
         };
         for i in 0..n as u32 {
@@ -105,7 +105,7 @@ impl Channel {
 
     #[inline(never)]
     fn refresh_by_delay(&mut self, i: usize) {
-        sort_by_delay(&self.neighbors[i], &mut self.by_delay[i], &mut self.keys);
+        sort_by_delay(&self.neighbors[i], &mut self.by_delay[i], &mut self.order);
         self.stale[i] = false;
     }
 
@@ -230,51 +230,33 @@ impl Channel {
     /// is computed once, for both ends (distance, power, delay and rates
     /// are symmetric, bit for bit). Visiting the pairs (i, j > i) by
     /// increasing i, then j, appends to every list in increasing id, so no
-    /// list by id needs sorting: the candidates j > i of the 3×3 cells
-    /// around i are marked in a bitmap and read back in id order. Those
-    /// candidates are gathered once per occupied cell, not once per node:
-    /// looking up nine cells of the grid for each node was a third of a
-    /// rebuild. The lists by delay are left stale until used. The vectors
-    /// are reused.
+    /// list by id needs sorting. The candidates of node i are the members
+    /// of the 3×3 cells around its cell, kept per occupied cell as a bitmap
+    /// by id (its nonzero words only) and read from the word of i on: the
+    /// members are marked once per cell, not once per node (on a 100-node
+    /// field every node's 3×3 cells hold every node, and marking them for
+    /// each node was an eighth of a rebuild). The lists by delay are left
+    /// stale until used. The vectors are reused.
     fn rebuild(&mut self) {
         for list in &mut self.neighbors {
             list.clear();
         }
         let n = self.positions.len();
-        // Per occupied cell, the members of the 3×3 cells around it,
-        // concatenated (`around[start[c]..start[c + 1]]`); per node, its
-        // cell's number `c`.
-        let mut cell_of = vec![0u32; n];
-        let mut start = vec![0usize];
-        let mut around: Vec<u32> = Vec::with_capacity(9 * n);
-        for (c, (&(cx, cy), members)) in self.grid.iter().enumerate() {
-            for &m in members {
-                cell_of[m as usize] = c as u32;
-            }
-            for dx in -1..=1 {
-                for dy in -1..=1 {
-                    if let Some(v) = self.grid.get(&(cx + dx, cy + dy)) {
-                        around.extend_from_slice(v);
-                    }
-                }
-            }
-            start.push(around.len());
-        }
-        let mut marks = vec![0u64; n.div_ceil(64)];
+        let (cell_of, start, words) = self.candidate_words();
         for i in 0..n as u32 {
             let c = cell_of[i as usize] as usize;
-            let mut last = 0;
-            for &j in &around[start[c]..start[c + 1]] {
-                if j > i {
-                    marks[j as usize / 64] |= 1 << (j % 64);
-                    last = last.max(j as usize / 64);
-                }
-            }
-            let first = (i as usize + 1) / 64;
-            for (w, word) in marks.iter_mut().enumerate().take(last + 1).skip(first) {
-                let mut bits = std::mem::take(word);
+            let first = i as usize / 64;
+            let candidates = &words[start[c]..start[c + 1]];
+            let from = candidates.partition_point(|&(w, _)| (w as usize) < first);
+            for &(w, bits) in &candidates[from..] {
+                // In the word of i, only the ids above i.
+                let mut bits = if w as usize == first {
+                    bits & (u64::MAX << (i % 64) << 1)
+                } else {
+                    bits
+                };
                 while bits != 0 {
-                    let j = (w * 64) as u32 + bits.trailing_zeros();
+                    let j = w * 64 + bits.trailing_zeros();
                     bits &= bits - 1;
                     if let Some(nb) = self.link(i, j) {
                         self.neighbors[i as usize].push(nb);
@@ -284,6 +266,41 @@ impl Channel {
             }
         }
         self.stale.fill(true);
+    }
+
+    /// Per node, the number `c` of its occupied cell; per occupied cell,
+    /// the members of the 3×3 cells around it as the nonzero words of a
+    /// bitmap by id, in word order (`words[start[c]..start[c + 1]]`, each
+    /// word with its index).
+    fn candidate_words(&self) -> (Vec<u32>, Vec<usize>, Vec<(u32, u64)>) {
+        let n = self.positions.len();
+        let mut cell_of = vec![0u32; n];
+        let mut start = vec![0usize];
+        let mut words = Vec::new();
+        let mut marks = vec![0u64; n.div_ceil(64)];
+        for (c, (&(cx, cy), members)) in self.grid.iter().enumerate() {
+            for &m in members {
+                cell_of[m as usize] = c as u32;
+            }
+            let (mut lo, mut hi) = (marks.len(), 0);
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for &j in self.grid.get(&(cx + dx, cy + dy)).into_iter().flatten() {
+                        let w = j as usize / 64;
+                        marks[w] |= 1 << (j % 64);
+                        (lo, hi) = (lo.min(w), hi.max(w));
+                    }
+                }
+            }
+            for (w, word) in marks.iter_mut().enumerate().take(hi + 1).skip(lo) {
+                let bits = std::mem::take(word);
+                if bits != 0 {
+                    words.push((w as u32, bits));
+                }
+            }
+            start.push(words.len());
+        }
+        (cell_of, start, words)
     }
 
     /// Sets `node`'s position and its cell of the grid, and nothing else.
@@ -338,31 +355,67 @@ impl Channel {
 /// fraction `x - trunc(x)` is representable, and a tie rounds up, away
 /// from zero, as `round` does.
 fn round_nonneg(x: f64) -> u64 {
+    // Below 2^63 through `i64`, which converts in one instruction each way
+    // where `u64` takes a dozen.
+    if x < 9_223_372_036_854_775_808.0 {
+        let whole = x as i64;
+        return whole as u64 + u64::from(x - whole as f64 >= 0.5);
+    }
     let whole = x as u64;
     whole.saturating_add(u64::from(x - whole as f64 >= 0.5))
 }
 
+/// Delays below this (1,228 m of reach) sort by their two 6-bit digits.
+const RADIX_DELAY_LIMIT_NS: u64 = 1 << (2 * RADIX_BITS);
+const RADIX_BITS: u32 = 6;
+const RADIX: usize = 1 << RADIX_BITS;
+
 /// Replaces `out` with `list` (by id) by increasing delay, then id.
 ///
-/// Each neighbour is sorted as one `u64`, its delay above its place in
-/// `list`: since `list` is in id order, the order of the keys is that of
-/// (delay, id). A delay that does not fit 32 bits (over 4.29 s, a reach of
-/// over a million kilometres) takes the sort of whole entries.
-fn sort_by_delay(list: &[Neighbor], out: &mut Vec<Neighbor>, keys: &mut Vec<u64>) {
+/// A sort by delay alone that keeps the order of equal delays gives (delay,
+/// id), since `list` is in id order. A mobility step leaves every list to
+/// sort again, so this runs once per transmitting node and step: a radix
+/// sort of the delay's two low digits (least significant first, each pass
+/// stable) costs a few instructions per neighbour where a comparison sort
+/// of 60 neighbours cost over a hundred. Delays of a reach beyond
+/// `RADIX_DELAY_LIMIT_NS` take the standard library's stable sort.
+fn sort_by_delay(list: &[Neighbor], out: &mut Vec<Neighbor>, order: &mut Vec<u32>) {
     out.clear();
-    if list.iter().any(|n| n.delay.as_nanos() > u64::from(u32::MAX)) {
+    let digit = |n: &Neighbor, pass: u32| (n.delay.as_nanos() >> (pass * RADIX_BITS)) as usize % RADIX;
+    // Where each digit's run starts, for the low digit and the high one;
+    // `bits` has a bit at or above the limit's if some delay does.
+    let mut starts = [[0u32; RADIX]; 2];
+    let mut bits = 0;
+    for n in list {
+        bits |= n.delay.as_nanos();
+        starts[0][digit(n, 0)] += 1;
+        starts[1][digit(n, 1)] += 1;
+    }
+    if bits >= RADIX_DELAY_LIMIT_NS {
         out.extend_from_slice(list);
-        out.sort_unstable_by_key(|n| (n.delay, n.node));
+        out.sort_by_key(|n| n.delay);
         return;
     }
-    keys.clear();
-    keys.extend(
-        list.iter()
-            .enumerate()
-            .map(|(k, n)| (n.delay.as_nanos() << 32) | k as u64),
-    );
-    keys.sort_unstable();
-    out.extend(keys.iter().map(|&key| list[(key & u64::from(u32::MAX)) as usize]));
+    for counts in &mut starts {
+        let mut at = 0;
+        for c in counts.iter_mut() {
+            (*c, at) = (at, at + *c);
+        }
+    }
+    order.clear();
+    order.resize(list.len(), 0);
+    for (k, n) in list.iter().enumerate() {
+        let slot = &mut starts[0][digit(n, 0)];
+        order[*slot as usize] = k as u32;
+        *slot += 1;
+    }
+    out.extend_from_slice(list);
+    for &k in order.iter() {
+        let n = list[k as usize];
+        let slot = &mut starts[1][digit(&n, 1)];
+        out[*slot as usize] = n;
+        *slot += 1;
+    }
 }
 
 #[cfg(test)]
@@ -481,6 +534,8 @@ mod tests {
             1_834.2,
             4_503_599_627_370_495.5,
             9_007_199_254_740_993.0,
+            9_223_372_036_854_774_784.0,
+            9_223_372_036_854_775_808.0,
             1e19,
         ] {
             assert_eq!(round_nonneg(x), x.round() as u64, "{x}");
@@ -543,6 +598,35 @@ mod tests {
                 }
             }
             same_as_naive(&mut ch, &pos)?;
+        }
+    }
+
+    proptest::proptest! {
+        /// The radix sort, and the stable sort beyond its reach, give the
+        /// order of (delay, id) for any list by id, ties and all.
+        #[test]
+        fn sorting_by_delay_matches_a_plain_sort(
+            delays in proptest::collection::vec(
+                proptest::prop_oneof![0u64..64, 0u64..RADIX_DELAY_LIMIT_NS, 0u64..3 * RADIX_DELAY_LIMIT_NS],
+                0..200,
+            ),
+        ) {
+            let list: Vec<Neighbor> = delays
+                .iter()
+                .enumerate()
+                .map(|(k, &d)| Neighbor {
+                    node: 3 * k as u32,
+                    power_w: 1.0,
+                    delay: Duration::from_nanos(d),
+                    rates: RateSet::NONE,
+                    in_rx_range: false,
+                })
+                .collect();
+            let (mut out, mut order) = (Vec::new(), Vec::new());
+            sort_by_delay(&list, &mut out, &mut order);
+            let mut naive = list.clone();
+            naive.sort_unstable_by_key(|n| (n.delay, n.node));
+            proptest::prop_assert_eq!(out, naive);
         }
     }
 
