@@ -848,6 +848,13 @@ impl Dcf {
         self.reschedule_access(now, out);
     }
 
+    /// Whether the PHY's last word was that the medium is busy (its
+    /// carrier sense, §9.3.2.1): the simulator tells the MAC of an idle
+    /// edge only after a busy one.
+    pub fn phy_busy(&self) -> bool {
+        self.phy_busy
+    }
+
     pub fn handle_medium_busy(&mut self, now: SimTime) {
         self.phy_busy = true;
         self.freeze(now);

@@ -632,7 +632,7 @@ impl Simulator {
         let losses = n.radio.signal_start(now, arrival);
         if losses.is_empty() {
             // The common case, on the node indexed once.
-            if !was_busy {
+            if !was_busy && n.radio.is_busy() {
                 n.mac.handle_medium_busy(now);
                 if !self.schemes.is_empty() {
                     self.schemes.on_medium_edge(now, node, true, n);
@@ -702,7 +702,7 @@ impl Simulator {
                 if end.rx.is_some() && self.sc.eifs_after_sensed {
                     n.mac.handle_rx_error(now);
                 }
-                if !n.radio.is_busy() {
+                if !n.radio.is_busy() && n.mac.phy_busy() {
                     if let Some(a) = Self::idle_edge(&mut self.schemes, now, node, n) {
                         self.arm_mac_timer(node, a);
                     }
@@ -710,7 +710,8 @@ impl Simulator {
             }
             _ => {
                 self.reception_ended(now, node, air, end);
-                if !self.nodes[node as usize].radio.is_busy() {
+                let n = &self.nodes[node as usize];
+                if !n.radio.is_busy() && n.mac.phy_busy() {
                     self.medium_idle(now, node);
                 }
             }
