@@ -22,6 +22,16 @@ pub struct NodeStack {
     pub nav_at_bin: Duration,
 }
 
+impl NodeStack {
+    /// The radio's carrier sense is idle and the MAC last heard it busy:
+    /// when a signal's end makes an idle edge at the MAC. A signal that
+    /// never made the radio busy (one below carrier sense) makes none.
+    #[inline(always)]
+    pub fn medium_turned_idle(&self) -> bool {
+        !self.radio.is_busy() && self.mac.phy_busy()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

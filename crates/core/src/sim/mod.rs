@@ -702,7 +702,7 @@ impl Simulator {
                 if end.rx.is_some() && self.sc.eifs_after_sensed {
                     n.mac.handle_rx_error(now);
                 }
-                if !n.radio.is_busy() && n.mac.phy_busy() {
+                if n.medium_turned_idle() {
                     if let Some(a) = Self::idle_edge(&mut self.schemes, now, node, n) {
                         self.arm_mac_timer(node, a);
                     }
@@ -710,8 +710,7 @@ impl Simulator {
             }
             _ => {
                 self.reception_ended(now, node, air, end);
-                let n = &self.nodes[node as usize];
-                if !n.radio.is_busy() && n.mac.phy_busy() {
+                if self.nodes[node as usize].medium_turned_idle() {
                     self.medium_idle(now, node);
                 }
             }
