@@ -471,7 +471,10 @@ pub struct Dcf {
     next_seq: u16,
     rng: Pcg64Mcg,
     side: Option<Held>,
-    /// Recent ⟨transmitter, sequence number⟩ tuples (§9.3.2.10).
+    /// Recent ⟨transmitter, sequence number⟩ tuples (§9.3.2.10), by
+    /// increasing transmitter: found by halving, as a station on a dense
+    /// field hears data frames (AODV's broadcasts among them) from most
+    /// of the field's nodes over a run.
     dup_cache: Vec<RecentSeqs>,
     pub stats: DcfStats,
 }
@@ -1680,15 +1683,16 @@ impl Dcf {
     /// numbers are kept per transmitter, so that a retransmission is still
     /// caught after a frame from the second slot overtook it.
     fn is_duplicate(&mut self, f: &Frame) -> bool {
-        let i = match self.dup_cache.iter().position(|e| e.tx == f.tx) {
-            Some(i) => i,
-            None => {
-                self.dup_cache.push(RecentSeqs {
+        let i = match self.dup_cache.binary_search_by_key(&f.tx, |e| e.tx) {
+            Ok(i) => i,
+            Err(i) => {
+                let fresh = RecentSeqs {
                     tx: f.tx,
                     seqs: [0; DUP_CACHE_DEPTH],
                     len: 0,
-                });
-                self.dup_cache.len() - 1
+                };
+                self.dup_cache.insert(i, fresh);
+                i
             }
         };
         let e = &mut self.dup_cache[i];

@@ -637,6 +637,24 @@ fn duplicate_filter_keeps_recent_numbers_per_transmitter() {
     assert!(!b.is_duplicate(&data(A, 3, false)));
 }
 
+/// Transmitters first heard in any order each keep their own numbers (the
+/// filter finds them by halving, `Dcf::dup_cache`).
+#[test]
+fn duplicate_filter_finds_each_of_many_transmitters() {
+    let mut b = dcf(B, 12);
+    let order = [40u32, 7, 93, 7, 0, 61, 93, 25, 99, 40, 12];
+    for (i, &tx) in order.iter().enumerate() {
+        assert!(!b.is_duplicate(&data(tx, 1_000 + tx as u16 + i as u16, false)));
+    }
+    for (i, &tx) in order.iter().enumerate() {
+        assert!(
+            b.is_duplicate(&data(tx, 1_000 + tx as u16 + i as u16, true)),
+            "transmitter {tx}"
+        );
+        assert!(!b.is_duplicate(&data(tx, 3_000 + i as u16, true)), "transmitter {tx}");
+    }
+}
+
 /// §9.3.2.10: sequence numbers count modulo 4096. The sender wraps from 4095
 /// to 0, an MSDU that went out before keeps its number across the wrap, and
 /// the receiver still recognises the retransmission of a number from just
