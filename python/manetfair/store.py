@@ -672,11 +672,18 @@ def _insert_rows(
         import duckdb
 
         raise duckdb.ConversionException(f"{table}: {exc}") from None
+    _insert_arrow(con, table, data, [n for n, _ in columns], conflict)
+
+
+def _insert_arrow(
+    con: Any, table: str, data: Any, columns: Sequence[str], conflict: str = ""
+) -> None:
+    """Inserts the Arrow table `data` (its `columns`, in `table`'s order) into
+    `table` in one statement."""
     name = f"manetfair_new_{table}"
     con.register(name, data)
     try:
-        names = ", ".join(n for n, _ in columns)
-        con.execute(f"INSERT INTO {table} SELECT {names} FROM {name} {conflict}")
+        con.execute(f"INSERT INTO {table} SELECT {', '.join(columns)} FROM {name} {conflict}")
     finally:
         con.unregister(name)
 
@@ -687,12 +694,7 @@ def _append_series(con: Any, chunks: list[Any]) -> None:
         return
     import pyarrow as pa
 
-    name = "manetfair_new_series"
-    con.register(name, pa.concat_tables(chunks))
-    try:
-        con.execute(f"INSERT INTO series SELECT run_id, seq, path, points FROM {name}")
-    finally:
-        con.unregister(name)
+    _insert_arrow(con, "series", pa.concat_tables(chunks), ["run_id", "seq", "path", "points"])
 
 
 def split_traces(traces: Any) -> tuple[Any, list[tuple[str, list[float | None]]]]:
