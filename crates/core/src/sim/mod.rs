@@ -514,17 +514,23 @@ impl Simulator {
         // One queued event per edge of the frame: each walks the receivers
         // in order and queues itself again only when another event comes
         // between two of them (`signal_starts`).
-        if let Some(r) = rx.first() {
-            let at = now + r.delay;
+        // Queued in the order of their times (start, the transmitter's end,
+        // then the first receiver's end, a propagation delay later), which
+        // the reserved numbers leave free to choose: the bucket holding the
+        // two ends then stays sorted (`EventQueue`).
+        let first = rx.first().map(|r| now + r.delay);
+        if let Some(at) = first {
             self.q.schedule_reserved(at, seq0, Event::SignalStart { air: id, k: 0 });
-            self.q
-                .schedule_reserved(at + airtime, seq0 + 1, Event::SignalEnd { air: id, k: 0 });
         }
         self.q.schedule_reserved(
             now + airtime,
             seq0 + 2 * u64::from(receivers),
             Event::TxEnd { node, air: id },
         );
+        if let Some(at) = first {
+            self.q
+                .schedule_reserved(at + airtime, seq0 + 1, Event::SignalEnd { air: id, k: 0 });
+        }
     }
 
     /// Signal starts of frame `air` from its `k`-th receiver on, each as
