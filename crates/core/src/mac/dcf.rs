@@ -915,6 +915,27 @@ impl Dcf {
         self.reschedule_access(now, out);
     }
 
+    /// Whether decoding `f` does no more than set the NAV (`handle_rx`): a
+    /// frame for another station that is not passed up as overheard (an
+    /// RTS, CTS or ACK, or a data frame when not promiscuous).
+    pub fn only_sets_nav(&self, f: &Frame) -> bool {
+        f.rx != self.me
+            && f.rx != BROADCAST
+            && f.ext.rx2 != Some(self.me)
+            && !(f.kind == FrameKind::Data && self.cfg.promiscuous)
+    }
+
+    /// `handle_rx` for a frame that `only_sets_nav`, returning the one
+    /// action it may ask for (the access timer re-armed) instead of
+    /// pushing it: most decoded frames on a busy field are other
+    /// stations' RTS, CTS and ACK.
+    pub fn rx_nav_only(&mut self, now: SimTime, f: &Frame) -> Option<MacAction> {
+        debug_assert!(self.only_sets_nav(f));
+        self.use_eifs = false;
+        self.nav.update(now, now + f.duration);
+        self.access_rescheduled(now)
+    }
+
     /// Our own transmission ended.
     pub fn handle_tx_end(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
         self.step(now, Event::TxEnd, out);

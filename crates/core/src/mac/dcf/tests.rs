@@ -133,6 +133,94 @@ fn defers_to_the_nav_of_an_overheard_rts() {
 }
 
 #[test]
+fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
+    // C contends (an MSDU for B, backing off) and decodes other stations'
+    // frames: through `handle_rx`, and through `rx_nav_only` where
+    // `only_sets_nav` allows it. The actions, the NAV and what C does next
+    // (its access timer after the medium goes idle, the frame it sends)
+    // are the same either way.
+    let rts = Frame {
+        kind: FrameKind::Rts,
+        tx: A,
+        rx: B,
+        duration: Duration::from_micros(5054),
+        seq: 0,
+        retry: false,
+        msdu: None,
+        bytes: RTS_BYTES,
+        rate: Rate::MBPS_1,
+        ext: Extensions::default(),
+    };
+    let cts = Frame {
+        kind: FrameKind::Cts,
+        tx: B,
+        rx: A,
+        duration: Duration::from_micros(4740),
+        ..rts
+    };
+    // An ACK sets no NAV beyond itself: C's wait is then EIFS or DIFS.
+    let ack = Frame {
+        kind: FrameKind::Ack,
+        tx: B,
+        rx: A,
+        duration: Duration::ZERO,
+        ..rts
+    };
+    let data = Frame {
+        kind: FrameKind::Data,
+        rx: B,
+        msdu: Some(msdu()),
+        bytes: 1056,
+        rate: Rate::MBPS_2,
+        ..rts
+    };
+    for promiscuous in [true, false] {
+        let cfg = DcfConfig {
+            promiscuous,
+            ..DcfConfig::default()
+        };
+        let c = station_with(C, cfg.clone(), 5);
+        assert!(c.only_sets_nav(&rts) && c.only_sets_nav(&cts) && c.only_sets_nav(&ack));
+        assert_eq!(c.only_sets_nav(&data), !promiscuous, "promiscuous = {promiscuous}");
+        for f in [rts, cts, ack, data].into_iter().filter(|f| c.only_sets_nav(f)) {
+            let mut runs = Vec::new();
+            for short in [false, true] {
+                let mut c = station_with(C, cfg.clone(), 5);
+                let mut out = Vec::new();
+                c.handle_msdu(us(0), msdu(), B, &mut out);
+                c.handle_medium_busy(us(20));
+                c.handle_rx_error(us(300));
+                let mut out = Vec::new();
+                if short {
+                    out.extend(c.rx_nav_only(us(402), &f));
+                } else {
+                    c.handle_rx(us(402), &f, &mut out);
+                }
+                let nav = c.nav().end();
+                c.handle_medium_idle(us(402), &mut out);
+                let (t, sent) = fire(&mut c, &out, MacTimer::Access);
+                runs.push((out, nav, t, on_air(&sent)));
+            }
+            assert_eq!(runs[0], runs[1], "{:?}", f.kind);
+        }
+    }
+    // Frames that do more than set the NAV: for C, broadcast, or an
+    // ACK-RTS whose RTS part is for C.
+    let c = dcf(C, 5);
+    assert!(!c.only_sets_nav(&Frame { rx: C, ..rts }));
+    assert!(!c.only_sets_nav(&Frame { rx: BROADCAST, ..data }));
+    let ack_rts = Frame {
+        kind: FrameKind::Ack,
+        ext: Extensions {
+            rx2: Some(C),
+            ..Extensions::default()
+        },
+        ..cts
+    };
+    assert!(!c.only_sets_nav(&ack_rts));
+}
+
+#[test]
 fn overheard_data_is_reported_only_in_promiscuous_mode() {
     // A's DATA to B, overheard by C: the NAV is set either way, and the
     // frame goes up only when C's MAC is promiscuous (NRED reads it).
