@@ -916,21 +916,22 @@ impl Dcf {
     }
 
     /// Whether decoding `f` does no more than set the NAV (`handle_rx`): a
-    /// frame for another station that is not passed up as overheard (an
-    /// RTS, CTS or ACK, or a data frame when not promiscuous).
-    pub fn only_sets_nav(&self, f: &Frame) -> bool {
+    /// frame for another station (an RTS, CTS or ACK; a data frame too,
+    /// unless a promiscuous MAC passes it up as overheard and
+    /// `overheard_read` says something reads what is passed up).
+    pub fn only_sets_nav(&self, f: &Frame, overheard_read: bool) -> bool {
         f.rx != self.me
             && f.rx != BROADCAST
             && f.ext.rx2 != Some(self.me)
-            && !(f.kind == FrameKind::Data && self.cfg.promiscuous)
+            && !(overheard_read && f.kind == FrameKind::Data && self.cfg.promiscuous)
     }
 
     /// `handle_rx` for a frame that `only_sets_nav`, returning the one
     /// action it may ask for (the access timer re-armed) instead of
-    /// pushing it: most decoded frames on a busy field are other
-    /// stations' RTS, CTS and ACK.
+    /// pushing it, and passing nothing up as overheard: most decoded
+    /// frames on a busy field are for other stations.
     pub fn rx_nav_only(&mut self, now: SimTime, f: &Frame) -> Option<MacAction> {
-        debug_assert!(self.only_sets_nav(f));
+        debug_assert!(self.only_sets_nav(f, false));
         self.use_eifs = false;
         self.nav.update(now, now + f.duration);
         self.access_rescheduled(now)

@@ -729,12 +729,14 @@ impl Simulator {
     #[inline(never)]
     fn reception_ended(&mut self, now: SimTime, node: u32, air: u32, end: SignalEnd) {
         // Most decoded frames only set the NAV (`Dcf::only_sets_nav`): when
-        // nothing records or watches them, that is all there is to do.
+        // nothing records or watches them, that is all there is to do. A
+        // data frame overheard goes up to the schemes alone (`apply`), so
+        // without schemes it only sets the NAV too.
         if let (None, Some(RxEnd::Ok(_))) = (end.lost, end.rx) {
             let frame = &self.air[air as usize].frame;
             let mac = &mut self.nodes[node as usize].mac;
             let watched = self.pcap.is_some() || self.trace.is_some() || self.probe.is_some();
-            if !watched && self.schemes.is_empty() && mac.only_sets_nav(frame) {
+            if !watched && self.schemes.is_empty() && mac.only_sets_nav(frame, false) {
                 if let Some(a) = mac.rx_nav_only(now, frame) {
                     self.arm_mac_timer(node, a);
                 }

@@ -136,9 +136,10 @@ fn defers_to_the_nav_of_an_overheard_rts() {
 fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
     // C contends (an MSDU for B, backing off) and decodes other stations'
     // frames: through `handle_rx`, and through `rx_nav_only` where
-    // `only_sets_nav` allows it. The actions, the NAV and what C does next
-    // (its access timer after the medium goes idle, the frame it sends)
-    // are the same either way.
+    // `only_sets_nav` allows it. The actions (but for a data frame passed
+    // up as overheard, when nothing reads those), the NAV and what C does
+    // next (its access timer after the medium goes idle, the frame it
+    // sends) are the same either way.
     let rts = Frame {
         kind: FrameKind::Rts,
         tx: A,
@@ -180,9 +181,16 @@ fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
             ..DcfConfig::default()
         };
         let c = station_with(C, cfg.clone(), 5);
-        assert!(c.only_sets_nav(&rts) && c.only_sets_nav(&cts) && c.only_sets_nav(&ack));
-        assert_eq!(c.only_sets_nav(&data), !promiscuous, "promiscuous = {promiscuous}");
-        for f in [rts, cts, ack, data].into_iter().filter(|f| c.only_sets_nav(f)) {
+        for read in [true, false] {
+            assert!([rts, cts, ack].iter().all(|f| c.only_sets_nav(f, read)));
+        }
+        assert_eq!(
+            c.only_sets_nav(&data, true),
+            !promiscuous,
+            "promiscuous = {promiscuous}"
+        );
+        for f in [rts, cts, ack, data] {
+            assert!(c.only_sets_nav(&f, false));
             let mut runs = Vec::new();
             for short in [false, true] {
                 let mut c = station_with(C, cfg.clone(), 5);
@@ -195,6 +203,9 @@ fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
                     out.extend(c.rx_nav_only(us(402), &f));
                 } else {
                     c.handle_rx(us(402), &f, &mut out);
+                    let up = out.iter().filter(|a| matches!(a, MacAction::Overheard(_))).count();
+                    assert_eq!(up, usize::from(f == data && promiscuous));
+                    out.retain(|a| !matches!(a, MacAction::Overheard(_)));
                 }
                 let nav = c.nav().end();
                 c.handle_medium_idle(us(402), &mut out);
@@ -207,8 +218,8 @@ fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
     // Frames that do more than set the NAV: for C, broadcast, or an
     // ACK-RTS whose RTS part is for C.
     let c = dcf(C, 5);
-    assert!(!c.only_sets_nav(&Frame { rx: C, ..rts }));
-    assert!(!c.only_sets_nav(&Frame { rx: BROADCAST, ..data }));
+    assert!(!c.only_sets_nav(&Frame { rx: C, ..rts }, false));
+    assert!(!c.only_sets_nav(&Frame { rx: BROADCAST, ..data }, false));
     let ack_rts = Frame {
         kind: FrameKind::Ack,
         ext: Extensions {
@@ -217,7 +228,7 @@ fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
         },
         ..cts
     };
-    assert!(!c.only_sets_nav(&ack_rts));
+    assert!(!c.only_sets_nav(&ack_rts, false));
 }
 
 #[test]
