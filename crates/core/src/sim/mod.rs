@@ -743,6 +743,13 @@ impl Simulator {
                 return;
             }
         }
+        self.reception_ended_in_full(now, node, air, end);
+    }
+
+    /// `reception_ended` beyond a frame that only sets the NAV: a function
+    /// of its own, so that the short path does not pay this one's set-up.
+    #[inline(never)]
+    fn reception_ended_in_full(&mut self, now: SimTime, node: u32, air: u32, end: SignalEnd) {
         if let Some((lost, why)) = end.lost {
             self.count_collision(now, node, lost, why);
         }
