@@ -148,6 +148,26 @@ pub enum MacTimer {
     Timeout = 2,
 }
 
+/// A timer armed: `MacAction::SetTimer`'s fields alone. The one action an
+/// idle edge may ask for comes back as this, 16 bytes in two registers,
+/// rather than as a whole `MacAction` (88 bytes, copied through memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerSet {
+    pub timer: MacTimer,
+    pub at: SimTime,
+    pub gen: u32,
+}
+
+impl From<TimerSet> for MacAction {
+    fn from(t: TimerSet) -> Self {
+        MacAction::SetTimer {
+            timer: t.timer,
+            at: t.at,
+            gen: t.gen,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum MacAction {
     /// Put this frame on the air now; call `handle_tx_end` when it ends.
@@ -584,19 +604,19 @@ impl Dcf {
     // ---- timers -------------------------------------------------------
 
     fn set_timer(&mut self, t: MacTimer, at: SimTime, out: &mut Vec<MacAction>) {
-        out.extend(self.timer_at(t, at));
+        out.extend(self.timer_at(t, at).map(MacAction::from));
     }
 
-    /// Arms timer `t` for `at`: the action that asks for it, or none if it
-    /// is already armed for that instant.
-    fn timer_at(&mut self, t: MacTimer, at: SimTime) -> Option<MacAction> {
+    /// Arms timer `t` for `at`: what to queue, or none if it is already
+    /// armed for that instant.
+    fn timer_at(&mut self, t: MacTimer, at: SimTime) -> Option<TimerSet> {
         let slot = &mut self.timers[t as usize];
         if slot.at == Some(at) {
             return None;
         }
         slot.gen = slot.gen.wrapping_add(1);
         slot.at = Some(at);
-        Some(MacAction::SetTimer {
+        Some(TimerSet {
             timer: t,
             at,
             gen: slot.gen,
@@ -652,13 +672,13 @@ impl Dcf {
     /// at every station in carrier-sense range: most do not contend.
     #[inline]
     fn reschedule_access(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
-        out.extend(self.access_rescheduled(now));
+        out.extend(self.access_rescheduled(now).map(MacAction::from));
     }
 
     /// `reschedule_access`, returning the one action it may ask for (the
     /// access timer armed) instead of pushing it.
     #[inline]
-    fn access_rescheduled(&mut self, now: SimTime) -> Option<MacAction> {
+    fn access_rescheduled(&mut self, now: SimTime) -> Option<TimerSet> {
         let contends = self.backoff_pending || self.current.is_some() || !self.pending_rtr.is_empty();
         if self.phy_busy || self.in_exchange() || !contends {
             self.counting_from = None;
@@ -670,7 +690,7 @@ impl Dcf {
 
     /// Arms the access timer for the end of the backoff on an idle medium.
     #[inline(never)]
-    fn arm_access(&mut self, now: SimTime) -> Option<MacAction> {
+    fn arm_access(&mut self, now: SimTime) -> Option<TimerSet> {
         let from = self.ifs_end();
         self.counting_from = Some(from);
         let at = (from + self.cfg.slot.mul(self.backoff_slots as u64)).max(now);
@@ -864,7 +884,7 @@ impl Dcf {
     }
 
     pub fn handle_medium_idle(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
-        out.extend(self.medium_idle(now));
+        out.extend(self.medium_idle(now).map(MacAction::from));
     }
 
     /// `handle_medium_idle` for a caller that carries the action out
@@ -873,7 +893,7 @@ impl Dcf {
     /// simulator's signal walks take this path at every station in
     /// carrier-sense range of every frame.
     #[inline]
-    pub fn medium_idle(&mut self, now: SimTime) -> Option<MacAction> {
+    pub fn medium_idle(&mut self, now: SimTime) -> Option<TimerSet> {
         self.phy_busy = false;
         self.phy_idle_since = now;
         self.access_rescheduled(now)
@@ -930,7 +950,7 @@ impl Dcf {
     /// action it may ask for (the access timer re-armed) instead of
     /// pushing it, and passing nothing up as overheard: most decoded
     /// frames on a busy field are for other stations.
-    pub fn rx_nav_only(&mut self, now: SimTime, f: &Frame) -> Option<MacAction> {
+    pub fn rx_nav_only(&mut self, now: SimTime, f: &Frame) -> Option<TimerSet> {
         debug_assert!(self.only_sets_nav(f, false));
         self.use_eifs = false;
         self.nav.update(now, now + f.duration);

@@ -11,7 +11,7 @@ use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
 use crate::engine::prefetch::prefetch;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
-use crate::mac::dcf::{Dcf, DcfConfig, Forward, MacAction, Retries};
+use crate::mac::dcf::{Dcf, DcfConfig, Forward, MacAction, Retries, TimerSet};
 use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, FrameType, Msdu, BROADCAST};
 use crate::mac::opet::{Resume, SourceBuffer};
@@ -677,7 +677,7 @@ impl Simulator {
     /// edge, then the MAC. Returns the one action the MAC may ask for, its
     /// access timer armed (`Dcf::medium_idle`; `arm_mac_timer` queues it).
     #[inline(always)]
-    fn idle_edge(schemes: &mut Schemes, now: SimTime, node: u32, n: &mut NodeStack) -> Option<MacAction> {
+    fn idle_edge(schemes: &mut Schemes, now: SimTime, node: u32, n: &mut NodeStack) -> Option<TimerSet> {
         if !schemes.is_empty() {
             schemes.on_medium_edge(now, node, false, n);
         }
@@ -687,10 +687,8 @@ impl Simulator {
     /// Queues the timer a medium edge armed at `node`: `apply` for the one
     /// action an idle edge asks for, without the round through `scratch`.
     #[inline(never)]
-    fn arm_mac_timer(&mut self, node: u32, a: MacAction) {
-        let MacAction::SetTimer { timer, at, gen } = a else {
-            unreachable!("an idle edge only arms the access timer: {a:?}");
-        };
+    fn arm_mac_timer(&mut self, node: u32, t: TimerSet) {
+        let TimerSet { timer, at, gen } = t;
         self.q.schedule(at, Event::MacTimer { node, timer, gen });
     }
 

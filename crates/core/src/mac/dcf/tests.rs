@@ -200,7 +200,7 @@ fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
                 c.handle_rx_error(us(300));
                 let mut out = Vec::new();
                 if short {
-                    out.extend(c.rx_nav_only(us(402), &f));
+                    out.extend(c.rx_nav_only(us(402), &f).map(MacAction::from));
                 } else {
                     c.handle_rx(us(402), &f, &mut out);
                     let up = out.iter().filter(|a| matches!(a, MacAction::Overheard(_))).count();
