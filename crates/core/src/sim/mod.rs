@@ -684,8 +684,9 @@ impl Simulator {
         n.mac.medium_idle(now)
     }
 
-    /// Queues the timer a medium edge armed at `node`: `apply` for the one
-    /// action an idle edge asks for, without the round through `scratch`.
+    /// Queues the timer an idle edge, or a decoded frame that only sets the
+    /// NAV, armed at `node`: `apply` for the one action those ask for,
+    /// without the round through `scratch`.
     #[inline(never)]
     fn arm_mac_timer(&mut self, node: u32, t: TimerSet) {
         let TimerSet { timer, at, gen } = t;
