@@ -31,6 +31,22 @@ fn msdu() -> Msdu {
     }
 }
 
+/// A's RTS to B of the timeline above, as a third station overhears it.
+fn rts_a_to_b() -> Frame {
+    Frame {
+        kind: FrameKind::Rts,
+        tx: A,
+        rx: B,
+        duration: Duration::from_micros(5054),
+        seq: 0,
+        retry: false,
+        msdu: None,
+        bytes: RTS_BYTES,
+        rate: Rate::MBPS_1,
+        ext: Extensions::default(),
+    }
+}
+
 #[test]
 fn rts_cts_data_ack_exchange() {
     let (mut a, mut b) = (dcf(A, 1), dcf(B, 1));
@@ -102,18 +118,7 @@ fn rts_cts_data_ack_exchange() {
 #[test]
 fn defers_to_the_nav_of_an_overheard_rts() {
     let mut c = dcf(C, 3);
-    let rts = Frame {
-        kind: FrameKind::Rts,
-        tx: A,
-        rx: B,
-        duration: Duration::from_micros(5054),
-        seq: 0,
-        retry: false,
-        msdu: None,
-        bytes: RTS_BYTES,
-        rate: Rate::MBPS_1,
-        ext: Extensions::default(),
-    };
+    let rts = rts_a_to_b();
     let mut out = Vec::new();
     c.handle_medium_busy(us(50));
     c.handle_rx(us(402), &rts, &mut out);
@@ -140,18 +145,7 @@ fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
     // up as overheard, when nothing reads those), the NAV and what C does
     // next (its access timer after the medium goes idle, the frame it
     // sends) are the same either way.
-    let rts = Frame {
-        kind: FrameKind::Rts,
-        tx: A,
-        rx: B,
-        duration: Duration::from_micros(5054),
-        seq: 0,
-        retry: false,
-        msdu: None,
-        bytes: RTS_BYTES,
-        rate: Rate::MBPS_1,
-        ext: Extensions::default(),
-    };
+    let rts = rts_a_to_b();
     let cts = Frame {
         kind: FrameKind::Cts,
         tx: B,
