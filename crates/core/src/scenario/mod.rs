@@ -85,12 +85,7 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
             // One parse on the way that succeeds; after a failure the text is
             // parsed again for its syntax alone, so that "not TOML" is told
             // apart from a bad key.
-            let de = toml::Deserializer::new(text);
-            let err = match serde_path_to_error::deserialize(de) {
-                Ok(file) => return Ok(file),
-                Err(e) => e,
-            };
-            let _: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            let not_toml = |e: toml::de::Error| {
                 let at = e.span().map(|sp| {
                     let before = &text[..sp.start.min(text.len())];
                     let line = before.matches('\n').count() + 1;
@@ -105,7 +100,13 @@ pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
                         at.unwrap_or_default()
                     ),
                 )
-            })?;
+            };
+            let de = toml::Deserializer::parse(text).map_err(not_toml)?;
+            let err = match serde_path_to_error::deserialize(de) {
+                Ok(file) => return Ok(file),
+                Err(e) => e,
+            };
+            let _: toml::Table = text.parse().map_err(not_toml)?;
             let inner = err.inner();
             let line = inner
                 .span()
