@@ -576,7 +576,8 @@ impl Simulator {
         // (`release_air` below; a freed slot's list is refilled by the next
         // transmission using it).
         let a = &self.air[air as usize];
-        let (start, airtime, seq0) = (a.start, a.airtime, a.seq0);
+        // Each receiver's end is its start's delay after the frame's own.
+        let (end, seq0) = (a.start + a.airtime, a.seq0);
         let rx = std::mem::take(&mut self.air_rx[air as usize]);
         let first = k;
         loop {
@@ -587,7 +588,7 @@ impl Simulator {
                 break;
             };
             prefetch(self.nodes.as_ptr().wrapping_add(next.node as usize));
-            let (at, seq) = (start + next.delay + airtime, seq0 + 2 * u64::from(k) + 1);
+            let (at, seq) = (end + next.delay, seq0 + 2 * u64::from(k) + 1);
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalEnd { air, k });
                 break;
