@@ -26,6 +26,15 @@ impl SimTime {
     pub fn as_nanos(self) -> u64 {
         self.0
     }
+    /// `self + d` for instants of a run, which `MAX_SPAN` keeps far from
+    /// u64's limit: a plain addition, where `+` saturates (for `MAX`, the
+    /// instant that never comes). Two instructions fewer on the signal
+    /// walks (`Simulator::signal_starts`), which add one per receiver.
+    #[inline(always)]
+    pub fn plus(self, d: Duration) -> SimTime {
+        debug_assert!(self.0.checked_add(d.0).is_some(), "time past u64");
+        SimTime(self.0.wrapping_add(d.0))
+    }
     /// Time elapsed since `earlier`, or zero if `earlier` is later.
     pub fn saturating_since(self, earlier: SimTime) -> Duration {
         Duration(self.0.saturating_sub(earlier.0))

@@ -559,7 +559,7 @@ impl Simulator {
             // The next receiver's radio line, asked for while the queue
             // is consulted (`engine::prefetch`).
             prefetch(self.nodes.as_ptr().wrapping_add(next.node as usize));
-            let (at, seq) = (start + next.delay, seq0 + 2 * u64::from(k));
+            let (at, seq) = (start.plus(next.delay), seq0 + 2 * u64::from(k));
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalStart { air, k });
                 break;
@@ -588,7 +588,7 @@ impl Simulator {
                 break;
             };
             prefetch(self.nodes.as_ptr().wrapping_add(next.node as usize));
-            let (at, seq) = (end + next.delay, seq0 + 2 * u64::from(k) + 1);
+            let (at, seq) = (end.plus(next.delay), seq0 + 2 * u64::from(k) + 1);
             if !self.q.take_if_next(at, seq, self.stop) {
                 self.q.schedule_reserved(at, seq, Event::SignalEnd { air, k });
                 break;
