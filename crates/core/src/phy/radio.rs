@@ -136,7 +136,8 @@ impl Radio {
         let flags = usize::from(self.transmitting) << 2 | usize::from(receiving) << 1 | usize::from(medium_busy);
         let next = BY_FLAGS[flags];
         if next != self.state {
-            self.totals[self.state as usize] += now.saturating_since(self.since);
+            // Inputs come in time order, so `since` is not after `now`.
+            self.totals[self.state as usize] += now - self.since;
             self.state = next;
             self.since = now;
         }
