@@ -18,15 +18,18 @@ pub const PLCP_OVERHEAD: Duration = Duration::from_micros(192);
 /// Speed of light used for propagation delay, m/s.
 pub const SPEED_OF_LIGHT: f64 = 299_792_458.0;
 
-/// An 802.11b rate. Stored in units of 100 kbit/s so 5.5 Mbit/s is exact.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// An 802.11b rate: its speed in units of 100 kbit/s (so 5.5 Mbit/s is
+/// exact) above two bits of its position in `Rate::ALL`. Per-rate tables
+/// are indexed on each signal start (the decode threshold), where one
+/// mask costs less than three comparisons added up.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Rate(u32);
 
 impl Rate {
-    pub const MBPS_1: Rate = Rate(10);
-    pub const MBPS_2: Rate = Rate(20);
-    pub const MBPS_5_5: Rate = Rate(55);
-    pub const MBPS_11: Rate = Rate(110);
+    pub const MBPS_1: Rate = Rate(10 << 2);
+    pub const MBPS_2: Rate = Rate(20 << 2 | 1);
+    pub const MBPS_5_5: Rate = Rate(55 << 2 | 2);
+    pub const MBPS_11: Rate = Rate(110 << 2 | 3);
     /// Every 802.11b rate, slowest first; `index()` is the position here.
     pub const ALL: [Rate; 4] = [Rate::MBPS_1, Rate::MBPS_2, Rate::MBPS_5_5, Rate::MBPS_11];
 
@@ -36,13 +39,18 @@ impl Rate {
     }
 
     /// Position in `Rate::ALL`, for per-rate tables.
+    #[inline(always)]
     pub fn index(self) -> usize {
-        // Three comparisons without a branch: the rates are only `ALL`'s.
-        usize::from(self.0 > 10) + usize::from(self.0 > 20) + usize::from(self.0 > 55)
+        (self.0 & 3) as usize
+    }
+
+    /// The speed in units of 100 kbit/s.
+    fn tenths(self) -> u32 {
+        self.0 >> 2
     }
 
     pub fn mbps(self) -> f64 {
-        self.0 as f64 / 10.0
+        self.tenths() as f64 / 10.0
     }
 
     /// Air time of a PSDU of `bytes` at this rate, preamble and PLCP header
@@ -50,7 +58,7 @@ impl Rate {
     /// PLCP LENGTH field counts microseconds (§17.2.3.5).
     pub fn airtime(self, bytes: u32) -> Duration {
         // µs = bits / (rate in Mbit/s) = 10 · bits / (rate in 100 kbit/s)
-        let psdu_us = (bytes as u64 * 8 * 10).div_ceil(self.0 as u64);
+        let psdu_us = (bytes as u64 * 8 * 10).div_ceil(u64::from(self.tenths()));
         PLCP_OVERHEAD + Duration::from_micros(psdu_us)
     }
 }
@@ -92,6 +100,12 @@ impl PhyConfig {
             lock_on_sensed: true,
             reception: reception::ReceptionModel::Threshold,
         }
+    }
+}
+
+impl std::fmt::Debug for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rate({})", self.tenths())
     }
 }
 
@@ -150,7 +164,10 @@ mod tests {
     fn rate_sets() {
         for (i, r) in Rate::ALL.into_iter().enumerate() {
             assert_eq!(r.index(), i);
+            assert_eq!(Rate::from_mbps(r.mbps()), Some(r));
         }
+        assert!(Rate::ALL.windows(2).all(|w| w[0] < w[1]), "slowest first");
+        assert_eq!(format!("{:?}", Rate::MBPS_5_5), "Rate(55)");
         let s: RateSet = [Rate::MBPS_1, Rate::MBPS_2].into_iter().collect();
         assert!(s.contains(Rate::MBPS_2) && !s.contains(Rate::MBPS_11));
         assert_eq!(s.best(), Some(Rate::MBPS_2));
