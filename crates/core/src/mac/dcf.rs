@@ -651,7 +651,9 @@ impl Dcf {
         } else {
             self.cfg.difs()
         };
-        (self.phy_idle_since + ifs).max(self.nav.end() + self.cfg.difs())
+        // Instants of the run (a NAV lasts at most a Duration field's
+        // 32,767 µs), so plain additions (`SimTime::plus`).
+        self.phy_idle_since.plus(ifs).max(self.nav.end().plus(self.cfg.difs()))
     }
 
     /// The medium became (virtually) busy: slots that fully elapsed are used up.
@@ -693,7 +695,7 @@ impl Dcf {
     fn arm_access(&mut self, now: SimTime) -> Option<TimerSet> {
         let from = self.ifs_end();
         self.counting_from = Some(from);
-        let at = (from + self.cfg.slot.mul(self.backoff_slots as u64)).max(now);
+        let at = from.plus(self.cfg.slot.mul(self.backoff_slots as u64)).max(now);
         self.timer_at(MacTimer::Access, at)
     }
 
