@@ -250,6 +250,19 @@ mod tests {
     }
 
     #[test]
+    fn plus_is_the_saturating_sum_wherever_a_run_can_reach() {
+        let end = SimTime(0) + MAX_SPAN;
+        for (t, d) in [
+            (SimTime(10), Duration(5)),
+            (end, MAX_SPAN),
+            (SimTime(7), Duration::ZERO),
+        ] {
+            assert_eq!(t.plus(d), t + d);
+        }
+        assert_eq!(SimTime::MAX + Duration(1), SimTime::MAX);
+    }
+
+    #[test]
     fn spans_refuse_what_rounds_to_zero_or_exceeds_the_bound() {
         let s = Span::POSITIVE;
         assert_eq!(s.check("k", 0.1, Unit::Seconds), Ok(Duration(100_000_000)));
