@@ -920,12 +920,14 @@ impl Dcf {
                 ..*f
             };
             self.step(now, Event::Rx(&rts), out);
-        } else if f.rx != self.me && f.rx != BROADCAST {
-            // §9.3.2.4: every frame for another station updates the NAV.
-            self.nav.update(now, now + f.duration);
+        } else if self.only_sets_nav(f, false) {
+            // A frame for another station: a promiscuous MAC passes a data
+            // frame up, and the NAV is set (`rx_nav_only`).
             if f.kind == FrameKind::Data && self.cfg.promiscuous {
                 out.push(MacAction::Overheard(*f));
             }
+            out.extend(self.rx_nav_only(now, f).map(MacAction::from));
+            return;
         } else {
             if f.ext.rx2.is_some() {
                 // Berger et al. §3.2: the ACK-RTS's receiver of the ACK also
@@ -954,6 +956,8 @@ impl Dcf {
     /// frames on a busy field are for other stations.
     pub fn rx_nav_only(&mut self, now: SimTime, f: &Frame) -> Option<TimerSet> {
         debug_assert!(self.only_sets_nav(f, false));
+        // §9.3.7: a correctly received frame ends EIFS; §9.3.2.4: every
+        // frame for another station updates the NAV.
         self.use_eifs = false;
         self.nav.update(now, now + f.duration);
         self.access_rescheduled(now)
