@@ -920,7 +920,7 @@ impl Dcf {
                 ..*f
             };
             self.step(now, Event::Rx(&rts), out);
-        } else if self.only_sets_nav(f, false) {
+        } else if self.only_sets_nav(f) {
             // A frame for another station: a promiscuous MAC passes a data
             // frame up, and the NAV is set (`rx_nav_only`).
             if f.kind == FrameKind::Data && self.cfg.promiscuous {
@@ -940,14 +940,11 @@ impl Dcf {
     }
 
     /// Whether decoding `f` does no more than set the NAV (`handle_rx`): a
-    /// frame for another station (an RTS, CTS or ACK; a data frame too,
-    /// unless a promiscuous MAC passes it up as overheard and
-    /// `overheard_read` says something reads what is passed up).
-    pub fn only_sets_nav(&self, f: &Frame, overheard_read: bool) -> bool {
-        f.rx != self.me
-            && f.rx != BROADCAST
-            && f.ext.rx2 != Some(self.me)
-            && !(overheard_read && f.kind == FrameKind::Data && self.cfg.promiscuous)
+    /// frame for another station. A promiscuous MAC also passes a data frame
+    /// among them up as overheard; a caller that reads what is passed up
+    /// (the schemes) hands such frames to `handle_rx`, not `rx_nav_only`.
+    pub fn only_sets_nav(&self, f: &Frame) -> bool {
+        f.rx != self.me && f.rx != BROADCAST && f.ext.rx2 != Some(self.me)
     }
 
     /// `handle_rx` for a frame that `only_sets_nav`, returning the one
@@ -955,7 +952,7 @@ impl Dcf {
     /// pushing it, and passing nothing up as overheard: most decoded
     /// frames on a busy field are for other stations.
     pub fn rx_nav_only(&mut self, now: SimTime, f: &Frame) -> Option<TimerSet> {
-        debug_assert!(self.only_sets_nav(f, false));
+        debug_assert!(self.only_sets_nav(f));
         // §9.3.7: a correctly received frame ends EIFS; §9.3.2.4: every
         // frame for another station updates the NAV.
         self.use_eifs = false;

@@ -743,7 +743,7 @@ impl Simulator {
             let frame = &self.air[air as usize].frame;
             let mac = &mut self.nodes[node as usize].mac;
             let watched = self.pcap.is_some() || self.trace.is_some() || self.probe.is_some();
-            if !watched && self.schemes.is_empty() && mac.only_sets_nav(frame, false) {
+            if !watched && self.schemes.is_empty() && mac.only_sets_nav(frame) {
                 if let Some(a) = mac.rx_nav_only(now, frame) {
                     self.arm_mac_timer(node, a);
                 }

@@ -175,16 +175,8 @@ fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
             ..DcfConfig::default()
         };
         let c = station_with(C, cfg.clone(), 5);
-        for read in [true, false] {
-            assert!([rts, cts, ack].iter().all(|f| c.only_sets_nav(f, read)));
-        }
-        assert_eq!(
-            c.only_sets_nav(&data, true),
-            !promiscuous,
-            "promiscuous = {promiscuous}"
-        );
         for f in [rts, cts, ack, data] {
-            assert!(c.only_sets_nav(&f, false));
+            assert!(c.only_sets_nav(&f));
             let mut runs = Vec::new();
             for short in [false, true] {
                 let mut c = station_with(C, cfg.clone(), 5);
@@ -212,8 +204,8 @@ fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
     // Frames that do more than set the NAV: for C, broadcast, or an
     // ACK-RTS whose RTS part is for C.
     let c = dcf(C, 5);
-    assert!(!c.only_sets_nav(&Frame { rx: C, ..rts }, false));
-    assert!(!c.only_sets_nav(&Frame { rx: BROADCAST, ..data }, false));
+    assert!(!c.only_sets_nav(&Frame { rx: C, ..rts }));
+    assert!(!c.only_sets_nav(&Frame { rx: BROADCAST, ..data }));
     let ack_rts = Frame {
         kind: FrameKind::Ack,
         ext: Extensions {
@@ -222,7 +214,7 @@ fn a_frame_that_only_sets_the_nav_takes_the_short_path_to_the_same_state() {
         },
         ..cts
     };
-    assert!(!c.only_sets_nav(&ack_rts, false));
+    assert!(!c.only_sets_nav(&ack_rts));
 }
 
 #[test]
