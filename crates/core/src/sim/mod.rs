@@ -15,6 +15,7 @@ use crate::mac::dcf::{Dcf, DcfConfig, Forward, MacAction, Retries, TimerSet};
 use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, FrameType, Msdu, BROADCAST};
 use crate::mac::opet::{Resume, SourceBuffer};
+use crate::mac::MacTimer;
 use crate::metrics::jain_index;
 use crate::metrics::summary::{
     FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpFlowSummary, TcpTrace, Traces,
@@ -697,7 +698,7 @@ impl Simulator {
     /// arguments: they travel in registers, where a `TimerSet` (three
     /// fields) is passed through memory (a10 336.2 M -> 334.8 M).
     #[inline(never)]
-    fn queue_mac_timer(&mut self, node: u32, timer: crate::mac::MacTimer, at: SimTime, gen: u32) {
+    fn queue_mac_timer(&mut self, node: u32, timer: MacTimer, at: SimTime, gen: u32) {
         self.q.schedule(at, Event::MacTimer { node, timer, gen });
     }
 
