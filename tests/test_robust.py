@@ -580,24 +580,29 @@ def test_a_full_disk_under_the_store_names_the_store_and_keeps_what_finished(tmp
 
 
 @pytest.mark.core
-def test_a_scenario_is_parsed_once(tmp_path, monkeypatch):
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_a_scenario_is_parsed_once(tmp_path, monkeypatch, capsys, command):
+    """`check` and `run` hand the file's text to the core and never parse it in Python
+    (a file without a throttle table): its messages cite the file's lines, and the
+    front end stays short (docs/benchmark.md, "The front end of one run")."""
     from manetfair import _core
     from manetfair import scenario as scenario_mod
 
     path = write(tmp_path, CHAIN)
     calls: list[str] = []
-    real_loads = scenario_mod.tomllib.loads
-    real_check = _core.check_scenario
-    monkeypatch.setattr(
-        scenario_mod.tomllib, "loads", lambda t: calls.append("python") or real_loads(t)
-    )
-    monkeypatch.setattr(
-        _core, "check_scenario", lambda *a, **k: calls.append("core") or real_check(*a, **k)
-    )
+    tomllib = scenario_mod._tomllib()
+    real_loads = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda t: calls.append("python") or real_loads(t))
+    for name in ("check_scenario", "run_scenario"):
+        real = getattr(_core, name)
+        monkeypatch.setattr(
+            _core, name, lambda *a, _n=name, _f=real, **k: calls.append(_n) or _f(*a, **k)
+        )
     from manetfair.cli import main
 
-    assert main(["check", str(path)]) == 0
-    assert calls == ["core"]
+    assert main([command, str(path), "--quiet"] if command == "run" else [command, str(path)]) == 0
+    assert calls == (["check_scenario", "run_scenario"] if command == "run" else ["check_scenario"])
+    capsys.readouterr()
 
 
 @pytest.mark.core

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -14,13 +13,49 @@ from manetfair.scenario import Scenario, ScenarioLike, load
 Progress = Callable[[float, float], None]
 
 
-@dataclass
 class RunResult:
-    """One finished run: `summary` is docs/contract.md §3; `traces` the per-second series."""
+    """One finished run: `summary` is docs/contract.md §3; `traces` the per-second series.
 
-    summary: dict[str, Any]
-    traces: dict[str, Any]
-    scenario: Scenario
+    `traces` may be given as the core's JSON text: it is parsed when first read, and
+    `manetfair run --json` never reads it. A plain class, not a dataclass: importing
+    `dataclasses` (and `inspect` with it) costs about 12 ms, a tenth of what the front
+    end adds to every `manetfair run` (docs/benchmark.md, "The front end of one run").
+    """
+
+    __slots__ = ("_traces", "scenario", "summary")
+
+    def __init__(
+        self, summary: dict[str, Any], traces: dict[str, Any] | str, scenario: Scenario
+    ) -> None:
+        self.summary = summary
+        self._traces = traces
+        self.scenario = scenario
+
+    @property
+    def traces(self) -> dict[str, Any]:
+        traces = self._traces
+        if isinstance(traces, str):
+            traces = self._traces = json.loads(traces)
+        return traces
+
+    @traces.setter
+    def traces(self, value: dict[str, Any]) -> None:
+        self._traces = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunResult):
+            return NotImplemented
+        return (self.summary, self.traces, self.scenario) == (
+            other.summary,
+            other.traces,
+            other.scenario,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"RunResult(summary={self.summary!r}, traces={self.traces!r}, "
+            f"scenario={self.scenario!r})"
+        )
 
     @property
     def aggregate_kbps(self) -> float:
@@ -138,12 +173,23 @@ def prepare(
     if overrides:
         sc = sc.with_overrides(overrides)
     sc = sc.with_run(seed=seed, duration_s=duration_s)
+    if not _may_throttle(sc):
+        return sc
     from manetfair import throttle
 
     if throttle.throttle_table(sc.data) is not None:
         throttle.without_shaping(sc).canonical_json()  # bad input first, before any calibration
         sc = throttle.with_references(sc)
     return sc
+
+
+def _may_throttle(sc: Scenario) -> bool:
+    """Whether `prepare` must look for ingress throttling. TOML text that spells
+    neither `throttle` nor an escape sequence (which could spell it) holds no
+    `[throttle]` table and no `queue = "throttle"`, so it is left unparsed: the core
+    reads the text itself, and its messages cite the file's own lines."""
+    text = sc.source_text
+    return text is None or "throttle" in text or "\\" in text
 
 
 def run(
@@ -189,4 +235,4 @@ def run_prepared(
     summary_json, traces_json = sc.run_in_core(
         progress, pcap, max_memory, progress_events=progress_events, **core_options
     )
-    return RunResult(json.loads(summary_json), json.loads(traces_json), sc)
+    return RunResult(json.loads(summary_json), traces_json, sc)

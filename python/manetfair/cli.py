@@ -16,7 +16,6 @@ import os
 import re
 import signal
 import sys
-import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -87,16 +86,28 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _store_help() -> str:
     from manetfair.store import DEFAULT_STORE, STORE_ENV
 
-    store_help = f"results store file (default ${STORE_ENV} or ./{DEFAULT_STORE})"
-    jobs_help = f"worker processes (default: the number of cores, here {default_jobs()})"
-    memory_help = (
-        "memory budget of one run, e.g. 8G (default 2G): a scenario estimated to need "
-        "more is refused"
-    )
+    return f"results store file (default ${STORE_ENV} or ./{DEFAULT_STORE})"
 
+
+def _jobs_help() -> str:
+    return f"worker processes (default: the number of cores, here {default_jobs()})"
+
+
+_MEMORY_HELP = (
+    "memory budget of one run, e.g. 8G (default 2G): a scenario estimated to need more is refused"
+)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every subcommand, or only `command`'s.
+
+    `main` builds only the subcommand it is given: each argparse parser costs about a
+    millisecond of gettext lookups, and all ten were a tenth of what the front end adds
+    to a short `manetfair run` (docs/benchmark.md, "The front end of one run").
+    """
     p = argparse.ArgumentParser(
         prog="manetfair",
         description="Packet-level simulator of multihop IEEE 802.11 ad hoc networks.",
@@ -104,8 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=_version_text())
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    for name, (add, help, description) in _SUBCOMMANDS.items():
+        if command in (None, name):
+            add(sub.add_parser(name, help=help, description=description))
+    return p
 
-    r = sub.add_parser("run", help="run one scenario")
+
+def _add_run(r: argparse.ArgumentParser) -> None:
     r.add_argument("file", metavar="FILE.toml")
     r.add_argument("--seed", type=_seed, help="override the file's seed")
     r.add_argument("--duration", type=_positive_float, metavar="S", help="override duration_s")
@@ -164,9 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a self-contained HTML animation of the run (as `manetfair view`)",
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    r.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
+    r.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MEMORY_HELP)
 
-    v = sub.add_parser("view", help="write an HTML animation of one run")
+
+def _add_view(v: argparse.ArgumentParser) -> None:
     v.add_argument("file", metavar="FILE.toml")
     v.add_argument("--out", type=Path, metavar="FILE.html", help="default: FILE.html beside it")
     v.add_argument("--seed", type=_seed, help="override the file's seed")
@@ -174,15 +191,18 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--param", action="append", default=[], metavar="KEY.PATH=VALUE")
     v.add_argument("--quiet", action="store_true", help="no progress bar")
 
-    c = sub.add_parser("check", help="validate a scenario without running it")
+
+def _add_check(c: argparse.ArgumentParser) -> None:
     c.add_argument("file", metavar="FILE.toml")
     c.add_argument("--param", action="append", default=[], metavar="KEY.PATH=VALUE")
-    c.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
+    c.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MEMORY_HELP)
 
-    e = sub.add_parser("experiments", help="list the built-in experiments")
+
+def _add_experiments(e: argparse.ArgumentParser) -> None:
     e.add_argument("--json", action="store_true")
 
-    xs = sub.add_parser("examples", help="copy the example scenarios into a directory")
+
+def _add_examples(xs: argparse.ArgumentParser) -> None:
     xs.add_argument(
         "dir",
         nargs="?",
@@ -193,7 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     xs.add_argument("--force", action="store_true", help="overwrite files that exist")
 
-    rp = sub.add_parser("reproduce", help="run built-in experiments and write the report")
+
+def _add_reproduce(rp: argparse.ArgumentParser) -> None:
     rp.add_argument("ids", nargs="*", metavar="ID")
     rp.add_argument("--quick", action="store_true", help="short durations and few seeds")
     rp.add_argument("--seeds", type=_seed_count, metavar="N", help="seeds 1..N per variant")
@@ -205,8 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="report directory (default ./manetfair-report)",
     )
-    rp.add_argument("--store", type=Path, metavar="PATH", help=store_help)
-    rp.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
+    rp.add_argument("--store", type=Path, metavar="PATH", help=_store_help())
+    rp.add_argument("--jobs", type=_jobs, metavar="N", help=_jobs_help())
     rp.add_argument("--quiet", action="store_true", help="no progress or per-run log lines")
     _backend_args(rp)
     rp.add_argument(
@@ -216,9 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="reception model of every run: threshold capture as the papers' ns-2 "
         "(default) or SINR as ns-3 (docs/models.md); the report puts both side by side",
     )
-    rp.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
+    rp.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MEMORY_HELP)
 
-    sw = sub.add_parser("sweep", help="run a scenario over a parameter grid and seeds")
+
+def _add_sweep(sw: argparse.ArgumentParser) -> None:
     sw.add_argument("file", metavar="FILE.toml")
     sw.add_argument(
         "--param",
@@ -235,22 +257,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="seeds 1..N for every grid point",
     )
     sw.add_argument("--duration", type=_positive_float, metavar="S", help="override duration_s")
-    sw.add_argument("--store", type=Path, metavar="PATH", help=store_help)
-    sw.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
+    sw.add_argument("--store", type=Path, metavar="PATH", help=_store_help())
+    sw.add_argument("--jobs", type=_jobs, metavar="N", help=_jobs_help())
     sw.add_argument("--json", action="store_true", help="print every run and the per-point means")
     sw.add_argument("--quiet", action="store_true")
     _backend_args(sw)
-    sw.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=memory_help)
+    sw.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MEMORY_HELP)
 
-    sh = sub.add_parser(
-        "shares",
-        help="max-min C-load shares, rate limits and spacing of ingress throttling",
-        description=(
-            "Prints each flow's L-regions, bottleneck, share phi, rate limit r = Thr_max * phi "
-            "and spacing delta = MSS / r (Osipov and Tschudin 2007; docs/throttle.md). Missing "
-            "Thr_max entries are measured in isolated runs first."
-        ),
-    )
+
+def _add_shares(sh: argparse.ArgumentParser) -> None:
     sh.add_argument("file", metavar="FILE.toml")
     sh.add_argument("--param", action="append", default=[], metavar="KEY.PATH=VALUE")
     sh.add_argument("--json", action="store_true", help="print the shares as JSON on stdout")
@@ -271,10 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not run calibrations: rate limits only where throttle.thr_max_kbps has them",
     )
     sh.add_argument("--store", type=Path, metavar="PATH", help="keep the calibration runs here")
-    sh.add_argument("--jobs", type=_jobs, metavar="N", help=jobs_help)
+    sh.add_argument("--jobs", type=_jobs, metavar="N", help=_jobs_help())
     sh.add_argument("--quiet", action="store_true")
 
-    ex = sub.add_parser("export", help="export the results store to Parquet or CSV")
+
+def _add_export(ex: argparse.ArgumentParser) -> None:
     ex.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     ex.add_argument(
         "--out",
@@ -283,8 +299,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="directory to write the runs, flows, series and experiment_runs tables into",
     )
-    ex.add_argument("--store", type=Path, metavar="PATH", help=store_help)
-    return p
+    ex.add_argument("--store", type=Path, metavar="PATH", help=_store_help())
+
+
+# Each subcommand: the function that adds its arguments, its help line and description.
+_SUBCOMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], str, str | None]] = {
+    "run": (_add_run, "run one scenario", None),
+    "view": (_add_view, "write an HTML animation of one run", None),
+    "check": (_add_check, "validate a scenario without running it", None),
+    "experiments": (_add_experiments, "list the built-in experiments", None),
+    "examples": (_add_examples, "copy the example scenarios into a directory", None),
+    "reproduce": (_add_reproduce, "run built-in experiments and write the report", None),
+    "sweep": (_add_sweep, "run a scenario over a parameter grid and seeds", None),
+    "shares": (
+        _add_shares,
+        "max-min C-load shares, rate limits and spacing of ingress throttling",
+        (
+            "Prints each flow's L-regions, bottleneck, share phi, rate limit r = Thr_max * phi "
+            "and spacing delta = MSS / r (Osipov and Tschudin 2007; docs/throttle.md). Missing "
+            "Thr_max entries are measured in isolated runs first."
+        ),
+    ),
+    "export": (_add_export, "export the results store to Parquet or CSV", None),
+}
 
 
 def _backend_args(p: argparse.ArgumentParser) -> None:
@@ -312,7 +349,9 @@ def _version_text() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    args = build_parser(command if command in _SUBCOMMANDS else None).parse_args(argv)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
         "view": cmd_view,
@@ -361,6 +400,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             _err(f"{type(exc).__name__}: {exc}")
             if os.environ.get("MANETFAIR_DEBUG"):
+                import traceback
+
                 traceback.print_exc()
             else:
                 print("(set MANETFAIR_DEBUG=1 for a traceback)", file=sys.stderr)

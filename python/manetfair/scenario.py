@@ -9,7 +9,6 @@ duration, and naming the result by the SHA-256 of the core's canonical JSON.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import math
 import os
@@ -17,14 +16,12 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from manetfair.errors import InputError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised only on Python < 3.11
-    import tomli as tomllib
+if TYPE_CHECKING:
+    from types import ModuleType
 
 
 # Limits on what the front door accepts before the core sees a scenario (docs/reliability.md).
@@ -210,7 +207,19 @@ def _duration(value: Any, origin: str) -> float:
         ) from None
 
 
+def _tomllib() -> ModuleType:
+    """The TOML parser, imported when first needed: `manetfair run FILE` hands the
+    file's text to the core and never parses it here (docs/benchmark.md, "The
+    front end of one run")."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised only on Python < 3.11
+        import tomli as tomllib
+    return tomllib
+
+
 def _parse_toml(text: str, origin: str) -> dict[str, Any]:
+    tomllib = _tomllib()
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -288,6 +297,8 @@ ScenarioLike = Union[Scenario, Mapping[str, Any], str, "os.PathLike[str]"]
 
 
 def hash_canonical(canonical_json: str) -> str:
+    import hashlib
+
     return hashlib.sha256(canonical_json.encode("utf-8")).hexdigest()
 
 
@@ -315,6 +326,7 @@ def parse_value(raw: str) -> Any:
     """Reads one parameter value as a TOML value (1, 2.5, true, "x", [1, 2]);
     anything that is not TOML is taken as a bare string (`red`, `tcp-newreno`)."""
     text = raw.strip()
+    tomllib = _tomllib()
     try:
         value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
