@@ -86,3 +86,29 @@ def test_pcap_capture_is_a_readable_80211_trace(tmp_path):
     sent = result.summary["mac"]["frames_sent"]
     assert records == sum(sent.values())
     assert seen == {k: v for k, v in sent.items() if v}
+
+
+@pytest.mark.parametrize(
+    ("text", "looks"),
+    [
+        ('duration_s = 5.0\n[mac]\nqueue = "red"\n', False),
+        ('duration_s = 5.0\n[mac]\nqueue = "throttle"\n', True),
+        ("duration_s = 5.0\n[throttle]\nenforce = false\n", True),
+        # An escape could spell the key or the value: `thr\u006fttle`.
+        ('duration_s = 5.0\n[mac]\nqueue = "thr\\u006fttle"\n', True),
+    ],
+)
+def test_prepare_parses_a_file_only_where_throttling_may_be(text, looks):
+    from manetfair.api import _may_throttle
+
+    sc = Scenario.from_toml(text)
+    assert _may_throttle(sc) is looks
+    assert isinstance(sc.data, dict)  # parsed: from then on the dict is looked at
+    assert _may_throttle(sc)
+
+
+def test_a_run_result_reads_its_traces_when_asked(pair_file):
+    result = manetfair.run(pair_file, duration_s=2)
+    again = manetfair.api.RunResult(result.summary, json.dumps(result.traces), result.scenario)
+    assert again == result and again.traces == result.traces
+    assert repr(again).startswith("RunResult(summary={")
