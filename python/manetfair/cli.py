@@ -115,9 +115,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=_version_text())
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name, (add, help, description) in _SUBCOMMANDS.items():
+    for name, (add, help_line, description) in _SUBCOMMANDS.items():
         if command in (None, name):
-            add(sub.add_parser(name, help=help, description=description))
+            add(sub.add_parser(name, help=help_line, description=description))
     return p
 
 
