@@ -12,7 +12,11 @@ imports) is the outside wall time less the command's own.
 
 Results go to `bench/out/reproduce/` (one JSON per measurement) and, with `--write`,
 to the section between `<!-- reproduce -->` and `<!-- /reproduce -->` of
-`bench/RESULTS.md`. The machine is shared: every timing carries its load.
+`bench/RESULTS.md`. The section is written from the JSON files alone, and
+`bench/out/` is not in the repository: where the section shows more
+measurements than the folder holds, `--write` refuses (exit 1) rather than
+drop them; `--replace` writes anyway. The machine is shared: every timing
+carries its load.
 
     python3 bench/reproduce_timing.py --jobs 1,2 --write           # the quick set
     python3 bench/reproduce_timing.py --full nred-fig10 opet-fig10 throttle-table2 --write
@@ -345,6 +349,23 @@ def splice(results: str, text: str) -> str:
     return run.splice_block(results, text, BEGIN, END)
 
 
+def measurement_rows(results: str) -> int:
+    """Rows of the section's first table in `results` (one per measurement), 0
+    without the section."""
+    if BEGIN not in results or END not in results:
+        return 0
+    body = results.split(BEGIN, 1)[1].split(END, 1)[0]
+    rows, in_table = 0, False
+    for line in body.splitlines():
+        if line.startswith("| when (UTC) |"):
+            in_table = True
+        elif in_table and not line.startswith("|"):
+            break
+        elif in_table and not line.startswith("| ---"):
+            rows += 1
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", default="1,2", help="job counts to measure (default 1,2)")
@@ -354,6 +375,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     ap.add_argument(
         "--from-json", action="store_true", help="only rewrite the section from bench/out"
+    )
+    ap.add_argument(
+        "--replace",
+        action="store_true",
+        help="write the section even where it drops rows that bench/out has no JSON for",
     )
     args = ap.parse_args(argv)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
@@ -380,7 +406,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         order = {"before": 0, "after": 1}
         found.sort(key=lambda m: (m["set"] != "quick", m["set"], order.get(m["label"], 2),
                                   m["date"], m["jobs"]))  # fmt: skip
-        RESULTS_MD.write_text(splice(RESULTS_MD.read_text(), section(found)))
+        results = RESULTS_MD.read_text()
+        shown = measurement_rows(results)
+        if len(found) < shown and not args.replace:
+            # bench/out is not in the repository: a fresh clone has only its own runs.
+            print(
+                f"{RESULTS_MD} shows {shown} measurements and {OUT_DIR} holds {len(found)}: "
+                f"writing would drop {shown - len(found)} rows. Add the new rows by hand, "
+                "or pass --replace.",
+                file=sys.stderr,
+            )
+            return 1
+        RESULTS_MD.write_text(splice(results, section(found)))
     return 0
 
 
