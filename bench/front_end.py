@@ -22,13 +22,14 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import count  # the instruction counter beside this file: reads callgrind's totals
 
 # The native module loaded from its file, without running the package's
 # `__init__` (whose imports belong to the front end's share).
@@ -71,18 +72,18 @@ def wall_rounds(cmds: dict[str, list[str]], rounds: int, seed: int) -> dict[str,
 def instructions(cmd: list[str]) -> int:
     """Instructions of one run of `cmd` under callgrind (PYTHONHASHSEED fixed)."""
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", *cmd],
+        out = Path(tmp) / "cg.out"
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
             check=True,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+            stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONHASHSEED": "0"},
         )
-    match = re.search(r"refs:\s+([\d,]+)", proc.stderr)
-    if match is None:
-        raise SystemExit(f"no instruction count in callgrind's output:\n{proc.stderr}")
-    return int(match.group(1).replace(",", ""))
+        totals = count.callgrind_totals(out)
+    if not totals:
+        raise SystemExit(f"callgrind wrote no instruction count for {cmd}")
+    return sum(totals)
 
 
 def table(times: dict[str, list[float]], counts: dict[str, int]) -> str:
