@@ -74,7 +74,7 @@ impl Radio {
     /// Physical carrier sense: busy while transmitting, receiving, or while
     /// the reception model senses the medium busy.
     ///
-    /// Read from the settled state (every input ends in `settle`), which
+    /// Read from the settled state (every input leaves it settled), which
     /// is busy in every state but idle: one comparison on the hot path of
     /// each signal edge instead of asking the reception model twice.
     #[inline]
@@ -169,9 +169,15 @@ impl Radio {
     /// signal edges are most of a run's events.
     pub fn signal_start(&mut self, now: SimTime, a: Arrival) -> Losses {
         if let Reception::Threshold(m) = &mut self.rx {
+            // Only a radio neither transmitting nor locked can change
+            // state on a signal's start: a transmitting one stays
+            // transmitting, a locked one keeps its lock.
+            let free = !self.transmitting && !m.is_locked();
             let losses = m.signal_start(now, a, self.transmitting);
-            let (receiving, busy) = (m.is_receiving(), m.is_medium_busy());
-            self.settle_to(now, receiving, busy);
+            if free {
+                let (receiving, busy) = (m.is_receiving(), m.is_medium_busy());
+                self.settle_to(now, receiving, busy);
+            }
             return losses;
         }
         self.catch_up(now);
@@ -185,8 +191,12 @@ impl Radio {
     pub fn signal_end(&mut self, now: SimTime, tx: TxId) -> SignalEnd {
         if let Reception::Threshold(m) = &mut self.rx {
             let rx = m.signal_end(now, tx);
-            let (receiving, busy) = (m.is_receiving(), m.is_medium_busy());
-            self.settle_to(now, receiving, busy);
+            // A signal's end changes the state only by ending the lock or
+            // the last signal of a radio not transmitting.
+            if !self.transmitting && (rx.is_some() || !m.is_medium_busy()) {
+                let (receiving, busy) = (m.is_receiving(), m.is_medium_busy());
+                self.settle_to(now, receiving, busy);
+            }
             return SignalEnd { rx, lost: None };
         }
         self.catch_up(now);
@@ -201,6 +211,7 @@ mod tests {
     use super::*;
 
     use crate::phy::Rate;
+    use proptest::prelude::*;
 
     const RX: f64 = 1.0;
     fn thresholds() -> Thresholds {
@@ -359,6 +370,73 @@ mod tests {
         r.signal_start(t(20), slow);
         assert_eq!(r.state(), RadioState::Receiving);
         assert_eq!(r.signal_end(t(30), 2).rx, Some(RxEnd::Ok(2)));
+    }
+
+    /// One input of a radio: a signal starting at a power, the end of
+    /// the `i`-th signal still on the air, or its own transmission
+    /// starting or ending.
+    #[derive(Clone, Debug)]
+    enum Input {
+        Start(f64),
+        End(usize),
+        Tx,
+    }
+
+    fn input() -> impl Strategy<Value = Input> {
+        prop_oneof![
+            // Below carrier sense, sensed only, near and above the decode
+            // threshold, strong.
+            prop::sample::select(vec![0.001, 0.05, 0.5, 1.0, 2.0, 20.0]).prop_map(Input::Start),
+            (0..4usize).prop_map(Input::End),
+            Just(Input::Tx),
+        ]
+    }
+
+    proptest! {
+        /// The threshold model's edges settle the state only where it can
+        /// change (`signal_start`, `signal_end`): the states and the time
+        /// in each are those of a radio that settles after every input.
+        #[test]
+        fn settling_only_where_the_state_can_change_loses_nothing(
+            lock_sensed in any::<bool>(),
+            inputs in prop::collection::vec(input(), 1..60),
+        ) {
+            let model = || Radio::new(Reception::Threshold(ThresholdRx::new(&thresholds(), lock_sensed)));
+            let (mut r, mut eager) = (model(), model());
+            let (mut on_air, mut next_tx) = (Vec::new(), 1);
+            for (i, inp) in inputs.iter().enumerate() {
+                let now = t(i as u64 * 3);
+                match *inp {
+                    Input::Start(p) => {
+                        let a = at(next_tx, p);
+                        on_air.push(next_tx);
+                        next_tx += 1;
+                        let got = r.signal_start(now, a);
+                        let want = eager.rx.signal_start(now, a, eager.transmitting);
+                        eager.settle(now);
+                        prop_assert_eq!(got, want);
+                    }
+                    Input::End(k) if !on_air.is_empty() => {
+                        let tx = on_air.remove(k % on_air.len());
+                        let got = r.signal_end(now, tx);
+                        let want = eager.rx.signal_end(now, tx, eager.transmitting);
+                        eager.settle(now);
+                        prop_assert_eq!(got, want);
+                    }
+                    Input::End(_) => {}
+                    Input::Tx if r.is_transmitting() => {
+                        r.end_tx(now);
+                        eager.end_tx(now);
+                    }
+                    Input::Tx => prop_assert_eq!(r.start_tx(now), eager.start_tx(now)),
+                }
+                prop_assert_eq!(r.state(), eager.state(), "after input {}", i);
+            }
+            let end = t(inputs.len() as u64 * 3);
+            for s in [RadioState::Idle, RadioState::Transmitting, RadioState::Receiving, RadioState::CarrierSense] {
+                prop_assert_eq!(r.time_in(s, end), eager.time_in(s, end));
+            }
+        }
     }
 
     #[test]

@@ -88,6 +88,10 @@ impl ThresholdRx {
         self.lock.is_some_and(|l| l.above_rx)
     }
 
+    pub fn is_locked(&self) -> bool {
+        self.lock.is_some()
+    }
+
     /// Any signal on the air makes the medium busy.
     pub fn is_medium_busy(&self) -> bool {
         self.lock.is_some() || !self.signals.is_empty()
