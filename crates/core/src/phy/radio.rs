@@ -192,10 +192,11 @@ impl Radio {
         if let Reception::Threshold(m) = &mut self.rx {
             let rx = m.signal_end(now, tx);
             // A signal's end changes the state only by ending the lock or
-            // the last signal of a radio not transmitting.
-            if !self.transmitting && (rx.is_some() || !m.is_medium_busy()) {
-                let (receiving, busy) = (m.is_receiving(), m.is_medium_busy());
-                self.settle_to(now, receiving, busy);
+            // the last signal of a radio not transmitting: it can leave an
+            // unlocked radio only, which is not receiving.
+            if !self.transmitting && !m.is_locked() {
+                let busy = m.is_medium_busy();
+                self.settle_to(now, false, busy);
             }
             return SignalEnd { rx, lost: None };
         }
