@@ -22,12 +22,23 @@ struct Signal {
     power_w: f64,
 }
 
+/// How the locked frame would end if it ended now: the one thing a lock's
+/// end reads, kept as such rather than derived from two flags at each end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// At or above the receive threshold, and nothing has corrupted it.
+    Ok,
+    /// At or above the receive threshold, and corrupted.
+    Error,
+    /// Below the receive threshold: sensed only, whatever arrives later.
+    Sensed,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Lock {
     tx: TxId,
     power_w: f64,
-    above_rx: bool,
-    corrupted: bool,
+    verdict: Verdict,
 }
 
 /// The thresholds of threshold capture: the same for every radio of a
@@ -85,7 +96,7 @@ impl ThresholdRx {
     }
 
     pub fn is_receiving(&self) -> bool {
-        self.lock.is_some_and(|l| l.above_rx)
+        self.lock.is_some_and(|l| l.verdict != Verdict::Sensed)
     }
 
     pub fn is_locked(&self) -> bool {
@@ -105,7 +116,7 @@ impl ThresholdRx {
             tx: l.tx,
             power_w: l.power_w,
         });
-        (l.above_rx && !l.corrupted).then_some(l.tx)
+        (l.verdict == Verdict::Ok).then_some(l.tx)
     }
 
     pub fn signal_start(&mut self, _now: SimTime, a: Arrival, transmitting: bool) -> Losses {
@@ -122,12 +133,11 @@ impl ThresholdRx {
             }
         } else if let Some(lock) = self.lock.as_mut() {
             // Capture: the locked frame survives only if it is at least
-            // capture_ratio times stronger than the newcomer.
-            if lock.power_w < power_w * params.capture_ratio && !lock.corrupted {
-                lock.corrupted = true;
-                if lock.above_rx {
-                    losses.push(lock.tx, Loss::Interference);
-                }
+            // capture_ratio times stronger than the newcomer. (A sensed
+            // lock ends sensed whatever comes.)
+            if lock.verdict == Verdict::Ok && lock.power_w < power_w * params.capture_ratio {
+                lock.verdict = Verdict::Error;
+                losses.push(lock.tx, Loss::Interference);
             }
             if above_rx {
                 losses.push(tx, Loss::Interference);
@@ -139,12 +149,12 @@ impl ThresholdRx {
             if above_rx && corrupted {
                 losses.push(tx, Loss::Interference);
             }
-            self.lock = Some(Lock {
-                tx,
-                power_w,
-                above_rx,
-                corrupted,
-            });
+            let verdict = match (above_rx, corrupted) {
+                (false, _) => Verdict::Sensed,
+                (true, false) => Verdict::Ok,
+                (true, true) => Verdict::Error,
+            };
+            self.lock = Some(Lock { tx, power_w, verdict });
             return losses;
         }
         self.signals.push(Signal { tx, power_w });
@@ -154,12 +164,10 @@ impl ThresholdRx {
     pub fn signal_end(&mut self, _now: SimTime, tx: TxId) -> Option<RxEnd> {
         if let Some(l) = self.lock.filter(|l| l.tx == tx) {
             self.lock = None;
-            return Some(if !l.above_rx {
-                RxEnd::Sensed(tx)
-            } else if !l.corrupted {
-                RxEnd::Ok(tx)
-            } else {
-                RxEnd::Error(tx)
+            return Some(match l.verdict {
+                Verdict::Ok => RxEnd::Ok(tx),
+                Verdict::Error => RxEnd::Error(tx),
+                Verdict::Sensed => RxEnd::Sensed(tx),
             });
         }
         if let Some(i) = self.signals.iter().position(|s| s.tx == tx) {
@@ -181,7 +189,16 @@ mod tests {
     struct Plain {
         params: Arc<ThresholdParams>,
         signals: Vec<Signal>,
-        lock: Option<Lock>,
+        lock: Option<PlainLock>,
+    }
+
+    /// The lock as two flags, the model's first form.
+    #[derive(Clone, Copy)]
+    struct PlainLock {
+        tx: TxId,
+        power_w: f64,
+        above_rx: bool,
+        corrupted: bool,
     }
 
     impl Plain {
@@ -212,7 +229,7 @@ mod tests {
                 if above_rx && corrupted {
                     losses.push(a.tx, Loss::Interference);
                 }
-                self.lock = Some(Lock {
+                self.lock = Some(PlainLock {
                     tx: a.tx,
                     power_w: a.power_w,
                     above_rx,
