@@ -133,6 +133,9 @@ pub struct Simulator {
     /// Every packet event, as JSON lines (when enabled).
     trace: Option<crate::trace::events::TraceSink>,
     probe: Option<Probe>,
+    /// Whether a capture file, a trace or a probe records receptions: read
+    /// at each decoded frame, as one flag rather than three options.
+    watched: bool,
     /// Fast-forward: per node, the coin's stream (empty when it is off),
     /// and the node, next hop and flow of the packet just taken in to be
     /// forwarded.
@@ -278,6 +281,7 @@ impl Simulator {
             pcap: None,
             trace: None,
             probe: None,
+            watched: false,
             ff_rngs: if sc.dcf.fast_forward.enabled {
                 (0..sc.node_ids.len() as u64)
                     .map(|i| stream(sc.seed, i, Purpose::FastForward))
@@ -299,12 +303,14 @@ impl Simulator {
     /// Starts recording transmissions and receptions (for invariant tests).
     pub fn enable_probe(&mut self) {
         self.probe = Some(Probe::default());
+        self.watched = true;
     }
 
     /// Starts a pcap capture of every frame put on the air, keeping at
     /// most `snaplen` bytes of each.
     pub fn enable_pcap(&mut self, snaplen: usize) {
         self.pcap = Some(crate::trace::pcap::PcapWriter::new(snaplen));
+        self.watched = true;
     }
 
     /// Starts the packet-event trace (crate::trace::events), keeping the
@@ -312,6 +318,7 @@ impl Simulator {
     pub fn enable_trace(&mut self, filter: crate::trace::events::Filter) {
         let labels = self.sc.node_ids.clone();
         self.trace = Some(crate::trace::events::TraceSink::new(filter, labels));
+        self.watched = true;
     }
 
     /// The trace's JSON lines recorded since the last call.
@@ -743,8 +750,7 @@ impl Simulator {
         if let (None, Some(RxEnd::Ok(_))) = (end.lost, end.rx) {
             let frame = &self.air[air as usize].frame;
             let mac = &mut self.nodes[node as usize].mac;
-            let watched = self.pcap.is_some() || self.trace.is_some() || self.probe.is_some();
-            if !watched && self.schemes.is_empty() && mac.only_sets_nav(frame) {
+            if !self.watched && self.schemes.is_empty() && mac.only_sets_nav(frame) {
                 if let Some(a) = mac.rx_nav_only(now, frame) {
                     self.arm_mac_timer(node, a);
                 }

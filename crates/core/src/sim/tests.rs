@@ -843,3 +843,38 @@ start_s = 0.7
     assert_eq!(near.mac.frames_sent, far.mac.frames_sent);
     assert_eq!(near.mac.collisions, far.mac.collisions);
 }
+
+/// A frame decoded for another station takes a short path that only sets
+/// the NAV (`reception_ended`) unless something records receptions: with
+/// a trace on, node 2 of a chain records the CTS and ACKs node 1 sends to
+/// node 0, which it decodes (200 m) and which are not for it.
+#[test]
+fn a_trace_records_frames_decoded_for_other_stations() {
+    let sc = scenario(
+        r#"
+duration_s = 2.0
+[topology]
+kind = "chain"
+nodes = 3
+spacing_m = 200.0
+[[flow]]
+src = 0
+dst = 1
+transport = "udp"
+app = "cbr"
+rate_kbps = 100.0
+start_s = 0.5
+"#,
+    );
+    let mut sim = Simulator::new(sc);
+    sim.enable_trace(Default::default());
+    sim.run();
+    let trace = sim.take_trace();
+    let overheard = trace
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice::<serde_json::Value>(l).unwrap())
+        .filter(|ev| ev["event"] == "rx_ok" && ev["node"] == 2 && ev["ra"] == 0)
+        .count();
+    assert!(overheard > 0, "node 2 recorded no frame for node 0");
+}
