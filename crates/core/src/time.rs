@@ -29,8 +29,9 @@ impl SimTime {
     /// `self + d` for instants of a run, which `MAX_SPAN` keeps far from
     /// u64's limit: a plain addition, where `+` saturates (for `MAX`, the
     /// instant that never comes). Two instructions fewer where it counts:
-    /// the signal walks (`Simulator::signal_starts`), one per receiver, and
-    /// the DCF's access timer (`Dcf::arm_access`), at every idle edge.
+    /// the signal walks (`Simulator::signal_starts`), one per receiver, the
+    /// DCF's access timer (`Dcf::arm_access`), at every idle edge, and the
+    /// NAV a frame for another station sets (`Dcf::rx_nav_only`).
     #[inline(always)]
     pub fn plus(self, d: Duration) -> SimTime {
         debug_assert!(self.0.checked_add(d.0).is_some(), "time past u64");

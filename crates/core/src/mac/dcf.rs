@@ -956,7 +956,7 @@ impl Dcf {
         // §9.3.7: a correctly received frame ends EIFS; §9.3.2.4: every
         // frame for another station updates the NAV.
         self.use_eifs = false;
-        self.nav.update(now, now + f.duration);
+        self.nav.update(now, now.plus(f.duration));
         self.access_rescheduled(now)
     }
 
