@@ -1,7 +1,11 @@
 //! An event queue ordered by (time, insertion sequence): ties break in the
 //! order events were scheduled, so a run is a pure function of its inputs.
 //! Cancellation is lazy: a timer carries a generation number and a stale one
-//! is ignored by its owner when popped (as in nexosim's scheduler).
+//! is ignored by its owner when popped (as in nexosim's scheduler). The run
+//! loop tells the queue which events are stale (`pop_before`'s `live`), and
+//! those of a bucket are dropped as it becomes current, before it is sorted:
+//! on a busy field most access timers are cancelled by the next busy edge,
+//! a third of the entries of a bucket.
 //!
 //! The structure suits a wireless simulation, where almost every event is
 //! scheduled a few microseconds to a few milliseconds ahead (propagation,
@@ -320,20 +324,35 @@ impl<E: Copy> EventQueue<E> {
 
     /// The current bucket is used up: makes the next non-empty one current.
     /// False if the queue is empty.
+    ///
+    /// Events of the new bucket before `stop` that `live` says are dead
+    /// (a timer cancelled since it was queued, which its owner would
+    /// ignore) are dropped before the bucket is sorted, and counted as
+    /// popped: `pop_before`.
     #[inline(never)]
-    fn advance(&mut self) -> bool {
+    fn advance(&mut self, stop: u64, live: impl Fn(&E) -> bool) -> bool {
         self.current.clear();
         self.head = 0;
-        if self.len == 0 {
-            return false;
-        }
-        self.advances += 1;
-        if self.advances == ADAPT_EVERY {
-            self.adapt();
-            if self.head < self.current.len() {
+        loop {
+            if self.len == 0 {
+                return false;
+            }
+            self.advances += 1;
+            if self.advances == ADAPT_EVERY {
+                self.adapt();
+                if self.head < self.current.len() {
+                    return true;
+                }
+            }
+            if self.next_bucket(stop, &live) {
                 return true;
             }
         }
+    }
+
+    /// Moves the cursor to the next non-empty bucket and makes it current,
+    /// its dead events dropped (`advance`); false if none is left of it.
+    fn next_bucket(&mut self, stop: u64, live: &impl Fn(&E) -> bool) -> bool {
         let from = ((self.cursor + 1) & MASK) as usize;
         let next = match self.next_set(from) {
             Some(off) => self.cursor + 1 + off,
@@ -364,6 +383,16 @@ impl<E: Copy> EventQueue<E> {
                 b.append(&mut self.current);
                 sort = true;
             }
+            // A bucket that reaches `stop` keeps its dead: the run may
+            // stop before them.
+            if self.cursor < stop >> self.shift {
+                let held = b.len();
+                b.retain(|e| live(&e.event));
+                let dead = held - b.len();
+                self.len -= dead;
+                self.pops += dead as u32;
+                self.popped += dead as u64;
+            }
             if sort {
                 // Time above sequence in one integer: one comparison in
                 // the sort's inner loop instead of two (the same order).
@@ -374,8 +403,7 @@ impl<E: Copy> EventQueue<E> {
                 self.pool.push(old);
             }
         }
-        debug_assert!(self.head < self.current.len());
-        true
+        self.head < self.current.len()
     }
 
     /// Halves or doubles the bucket width if the buckets since the last
@@ -435,7 +463,7 @@ impl<E: Copy> EventQueue<E> {
     /// Makes `current` hold the earliest events; false if the queue is empty.
     #[inline]
     fn settle(&mut self) -> bool {
-        self.head < self.current.len() || self.advance()
+        self.head < self.current.len() || self.advance(0, |_| true)
     }
 
     pub fn peek_time(&mut self) -> Option<SimTime> {
@@ -496,9 +524,17 @@ impl<E: Copy> EventQueue<E> {
 
     /// Pops the earliest event if it lies before `stop`, and advances `now`
     /// to its time: the run loop's one call per event.
+    ///
+    /// `live` tells the events the caller would ignore when popped: a timer
+    /// cancelled since it was queued (cancellation is lazy). Those of a
+    /// bucket that becomes current are dropped at once, unsorted and
+    /// unpopped one by one, and counted as popped, as they would have been
+    /// by the time the run passes them (if they lie before `stop`). The
+    /// order of the others does not change; a timer cancelled after its
+    /// bucket became current is popped as before.
     #[inline]
-    pub fn pop_before(&mut self, stop: SimTime) -> Option<(SimTime, E)> {
-        if !self.settle() {
+    pub fn pop_before(&mut self, stop: SimTime, live: impl Fn(&E) -> bool) -> Option<(SimTime, E)> {
+        if !(self.head < self.current.len() || self.advance(stop.0, live)) {
             return None;
         }
         let e = self.current.get(self.head)?;
@@ -553,11 +589,11 @@ mod tests {
         let mut q = EventQueue::new();
         q.schedule(SimTime(10), 'a');
         q.schedule(SimTime(20), 'b');
-        assert_eq!(q.pop_before(SimTime(20)), Some((SimTime(10), 'a')));
-        assert_eq!(q.pop_before(SimTime(20)), None);
+        assert_eq!(q.pop_before(SimTime(20), |_| true), Some((SimTime(10), 'a')));
+        assert_eq!(q.pop_before(SimTime(20), |_| true), None);
         assert_eq!((q.len(), q.now()), (1, SimTime(10)));
-        assert_eq!(q.pop_before(SimTime(21)), Some((SimTime(20), 'b')));
-        assert_eq!(q.pop_before(SimTime::MAX), None);
+        assert_eq!(q.pop_before(SimTime(21), |_| true), Some((SimTime(20), 'b')));
+        assert_eq!(q.pop_before(SimTime::MAX, |_| true), None);
     }
 
     /// Events for the current bucket once some of it was popped: before
@@ -766,6 +802,75 @@ mod tests {
         }
 
         #[test]
+        fn dead_events_are_dropped_in_order_and_counted(
+            ops in proptest::collection::vec((0u8..6, delay()), 1..600),
+        ) {
+            let mut q: EventQueue<usize> = EventQueue::new();
+            // Every event scheduled, by key; those `dead` are ones their
+            // owner would ignore (a cancelled timer).
+            let mut model: Vec<(u64, usize)> = Vec::new();
+            let mut scheduled: Vec<u64> = Vec::new();
+            let mut dead: Vec<bool> = Vec::new();
+            let mut furthest = 0;
+            for (op, dt) in ops {
+                model.sort();
+                match op {
+                    0 | 1 => {
+                        let stop = q.now().0 + dt;
+                        furthest = furthest.max(stop);
+                        let got = q.pop_before(SimTime(stop), |&e| !dead[e]).map(|(t, e)| (t.0, e));
+                        match got {
+                            Some(k) => {
+                                // Only dead events may be passed over, and
+                                // a dead one may still come out (killed
+                                // after its bucket became current).
+                                let at = model.iter().position(|&m| m == k);
+                                prop_assert!(at.is_some(), "{:?} popped twice or never queued", k);
+                                let at = at.unwrap();
+                                prop_assert!(model[..at].iter().all(|&(_, e)| dead[e]));
+                                model.drain(..=at);
+                            }
+                            None => {
+                                prop_assert!(model.iter().all(|&(t, e)| t >= stop || dead[e]));
+                                model.retain(|&(t, _)| t >= stop);
+                                // Everything before `stop` was popped or
+                                // dropped, and nothing after the furthest
+                                // limit asked for yet.
+                                let below = |s: u64| scheduled.iter().filter(|&&t| t < s).count() as u64;
+                                prop_assert!(q.events_popped() >= below(stop));
+                                prop_assert!(q.events_popped() <= below(furthest));
+                            }
+                        }
+                    }
+                    2 => {
+                        // Kill a queued event, chosen by `dt`.
+                        if !model.is_empty() {
+                            let (_, e) = model[dt as usize % model.len()];
+                            dead[e] = true;
+                        }
+                    }
+                    3 => q.set_shift(MIN_SHIFT + (dt % u64::from(MAX_SHIFT - MIN_SHIFT + 1)) as u32),
+                    _ => {
+                        let t = q.now().0 + dt;
+                        q.schedule(SimTime(t), dead.len());
+                        model.push((t, dead.len()));
+                        scheduled.push(t);
+                        dead.push(false);
+                    }
+                }
+            }
+            model.sort();
+            while let Some((t, e)) = q.pop_before(SimTime::MAX, |&e| !dead[e]) {
+                let at = model.iter().position(|&m| m == (t.0, e)).expect("queued once");
+                prop_assert!(model[..at].iter().all(|&(_, e)| dead[e]));
+                model.drain(..=at);
+            }
+            prop_assert!(model.iter().all(|&(_, e)| dead[e]));
+            prop_assert_eq!(q.events_popped(), scheduled.len() as u64);
+            prop_assert!(q.is_empty());
+        }
+
+        #[test]
         fn matches_a_sorted_model(ops in proptest::collection::vec((0u8..5, delay()), 1..600)) {
             let mut q = EventQueue::new();
             let mut model: Vec<(u64, usize)> = Vec::new();
@@ -778,7 +883,7 @@ mod tests {
                 } else if op == 1 {
                     // A limit `dt` after now: pops only what lies before it.
                     let stop = q.now().0 + dt;
-                    let got = q.pop_before(SimTime(stop)).map(|(t, e)| (t.0, e));
+                    let got = q.pop_before(SimTime(stop), |_| true).map(|(t, e)| (t.0, e));
                     let want = match model.first() {
                         Some(&(t, _)) if t < stop => Some(model.remove(0)),
                         _ => None,

@@ -966,12 +966,19 @@ impl Dcf {
         self.reschedule_access(now, out);
     }
 
+    /// Whether timer `timer` queued with generation `gen` is still armed:
+    /// one cancelled or re-armed since is stale, and ignored when it fires.
+    #[inline]
+    pub fn timer_live(&self, timer: MacTimer, gen: u32) -> bool {
+        let slot = &self.timers[timer as usize];
+        slot.gen == gen && slot.at.is_some()
+    }
+
     pub fn handle_timer(&mut self, now: SimTime, timer: MacTimer, gen: u32, out: &mut Vec<MacAction>) {
-        let slot = &mut self.timers[timer as usize];
-        if slot.gen != gen || slot.at.is_none() {
+        if !self.timer_live(timer, gen) {
             return; // stale: cancelled or re-armed since
         }
-        slot.at = None;
+        self.timers[timer as usize].at = None;
         let event = match timer {
             MacTimer::Access => Event::AccessGranted,
             MacTimer::Response => Event::SifsElapsed,

@@ -3,6 +3,7 @@
 //! and are referred to by index.
 
 use crate::mac::MacTimer;
+use crate::stack::NodeStack;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Event {
@@ -67,6 +68,21 @@ pub enum Event {
     Mobility,
     /// A trace bin ends.
     Sample,
+}
+
+impl Event {
+    /// False for an event its handler would ignore when popped: a MAC timer
+    /// cancelled or re-armed since it was queued (`Dcf::timer_live`). Most
+    /// of a run's access timers are cancelled by the next busy edge; the
+    /// queue drops those of a bucket as it becomes current
+    /// (`EventQueue::pop_before`), which leaves the run the same.
+    #[inline]
+    pub fn is_live(&self, nodes: &[NodeStack]) -> bool {
+        match *self {
+            Event::MacTimer { node, timer, gen } => nodes[node as usize].mac.timer_live(timer, gen),
+            _ => true,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -394,7 +394,8 @@ impl Simulator {
         let first = self.q.events_popped();
         let mut left = true;
         while left {
-            let Some((now, ev)) = self.q.pop_before(stop) else {
+            let nodes = &self.nodes;
+            let Some((now, ev)) = self.q.pop_before(stop, |e| e.is_live(nodes)) else {
                 break;
             };
             self.dispatch(now, ev);
