@@ -337,6 +337,42 @@ def test_sigkill_of_reproduce_leaves_no_worker_and_a_rerun_recomputes_nothing_fi
     assert done_before <= cached, "a run finished before the kill was simulated again"
 
 
+def test_a_stop_that_lands_in_a_finalizer_is_not_lost(capsys):
+    """A signal's handler runs at whatever Python code runs when it arrives; in a
+    finalizer (multiprocessing closes its pipes in weakref callbacks) the exception it
+    raises cannot propagate and Python only prints it. The stop must still come."""
+    import weakref
+
+    from manetfair.cli import _stop_on_signals
+    from manetfair.errors import Terminated
+
+    stopped: list[int] = []
+    hook = sys.unraisablehook
+    restore = _stop_on_signals(stopped)
+    try:
+
+        class Pipe:
+            pass
+
+        def close() -> None:
+            # The signal arrives while the finalizer runs, and its handler runs
+            # at the loop's next turn, inside the finalizer.
+            signal.raise_signal(signal.SIGTERM)
+            for _ in range(1000):
+                pass
+
+        weakref.finalize(pipe := Pipe(), close)
+        with pytest.raises(Terminated):
+            del pipe  # the finalizer runs; the exception raised in it is swallowed
+            assert stopped == [signal.SIGTERM]
+            time.sleep(5)  # the main thread waits: the stop must interrupt it
+        assert stopped == [signal.SIGTERM, signal.SIGTERM]
+    finally:
+        restore()
+    assert sys.unraisablehook is hook
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_sigterm_stops_a_sweep_with_its_workers_exit_143(tmp_path):
     path = write(tmp_path, UDP_PAIR, "pair.toml")
     args = ["sweep", str(path), "--param", "flow.0.rate_kbps=100,200", "--seeds", "6"]

@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -367,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     batch = args.command in ("reproduce", "sweep")
     stopped: list[int] = []
-    previous = _stop_on_signals(stopped)
+    restore_signals = _stop_on_signals(stopped)
     stdout = sys.stdout
     sys.stdout = _GuardedStdout(stdout)
     try:
@@ -408,8 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
     finally:
         sys.stdout = stdout
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        restore_signals()
 
 
 def _interrupted(detail: str, stopped: list[int], batch: bool) -> int:
@@ -456,15 +456,42 @@ class _GuardedStdout(io.TextIOBase):
         return self.inner.fileno()
 
 
-def _stop_on_signals(stopped: list[int]) -> dict[int, Any]:
+def _stop_on_signals(stopped: list[int]) -> Callable[[], None]:
     """Ctrl-C (SIGINT) and SIGTERM stop the command: workers stopped, finished runs
-    kept, nothing written half; exit 130 or 143. Returns the handlers replaced."""
+    kept, nothing written half; exit 130 or 143. Returns what puts the handlers back."""
 
     def handler(signum: int, frame: Any) -> None:
         stopped.append(signum)
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
-    return {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook = sys.unraisablehook
+
+    def unraisable(hook: Any) -> None:
+        # A handler that runs inside a finalizer (a weakref callback, `__del__`:
+        # multiprocessing closes its pipes in them) raises into code that cannot
+        # pass the exception on, and Python only prints it: the stop would be lost
+        # and the batch would run on. The signal is sent again to the main thread
+        # from a timer thread, once this hook has returned (a signal handled within
+        # the hook would be swallowed the same way), so that it interrupts whatever
+        # the main thread runs or waits in next.
+        if stopped and isinstance(hook.exc_value, KeyboardInterrupt):
+            main = threading.main_thread().ident
+            assert main is not None
+            again = threading.Timer(0.05, signal.pthread_kill, (main, stopped[-1]))
+            again.daemon = True
+            again.start()
+            return
+        previous_hook(hook)
+
+    sys.unraisablehook = unraisable
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+        sys.unraisablehook = previous_hook
+
+    return restore
 
 
 def _err(message: str) -> None:
