@@ -461,13 +461,14 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Makes `current` hold the earliest events; false if the queue is empty.
+    /// `stop` and `live` as for `pop_before`.
     #[inline]
-    fn settle(&mut self) -> bool {
-        self.head < self.current.len() || self.advance(0, |_| true)
+    fn settle(&mut self, stop: u64, live: impl Fn(&E) -> bool) -> bool {
+        self.head < self.current.len() || self.advance(stop, live)
     }
 
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        if !self.settle() {
+        if !self.settle(0, |_| true) {
             return None;
         }
         self.current.get(self.head).map(|e| SimTime(e.at))
@@ -534,7 +535,7 @@ impl<E: Copy> EventQueue<E> {
     /// bucket became current is popped as before.
     #[inline]
     pub fn pop_before(&mut self, stop: SimTime, live: impl Fn(&E) -> bool) -> Option<(SimTime, E)> {
-        if !(self.head < self.current.len() || self.advance(stop.0, live)) {
+        if !self.settle(stop.0, live) {
             return None;
         }
         let e = self.current.get(self.head)?;
@@ -553,7 +554,7 @@ impl<E: Copy> EventQueue<E> {
     /// Pops the earliest event and advances `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        if !self.settle() {
+        if !self.settle(0, |_| true) {
             return None;
         }
         let e = *self.current.get(self.head)?;
