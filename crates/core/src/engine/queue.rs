@@ -54,6 +54,9 @@ const WHEEL: u64 = 1 << 16;
 const MASK: u64 = WHEEL - 1;
 const WORDS: usize = (WHEEL / 64) as usize;
 const SUMMARY_WORDS: usize = WORDS / 64;
+/// The sequence number of the run's limit (`set_limit`), below every
+/// event's: an event at the limit's instant comes after it.
+const LIMIT_SEQ: u64 = 0;
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
@@ -92,6 +95,9 @@ pub struct EventQueue<E> {
     head: usize,
     /// Absolute bucket number (time >> shift) of the current bucket.
     cursor: u64,
+    /// The current bucket's last instant (ns): while the bucket is used
+    /// up, nothing queued lies at or before it (`is_next`).
+    cursor_last: u64,
     /// Bucket width: `2^shift` ns.
     shift: u32,
     /// Since the last look at the width: bucket changes, and events popped.
@@ -117,6 +123,8 @@ pub struct EventQueue<E> {
     pool: Vec<Vec<Entry<E>>>,
     /// Events at or beyond `cursor + WHEEL` buckets.
     far: BinaryHeap<Reverse<Entry<E>>>,
+    /// The time of the queued limit (`set_limit`), if one is.
+    limit: Option<u64>,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -131,11 +139,12 @@ impl<E: Copy> EventQueue<E> {
             current: Vec::new(),
             head: 0,
             cursor: 0,
+            cursor_last: (1 << START_SHIFT) - 1,
             shift: START_SHIFT,
             advances: 0,
             pops: 0,
             len: 0,
-            next_seq: 0,
+            next_seq: LIMIT_SEQ + 1,
             now: SimTime::ZERO,
             popped: 0,
             refused: 0,
@@ -145,12 +154,18 @@ impl<E: Copy> EventQueue<E> {
             unsorted: Box::new([0; WORDS]),
             pool: Vec::new(),
             far: BinaryHeap::new(),
+            limit: None,
         }
     }
 
     #[inline(always)]
     fn bucket_of(&self, at: u64) -> u64 {
         at >> self.shift
+    }
+
+    fn set_cursor(&mut self, cursor: u64) {
+        self.cursor = cursor;
+        self.cursor_last = (cursor << self.shift) | ((1 << self.shift) - 1);
     }
 
     /// The time of the last event popped.
@@ -168,12 +183,13 @@ impl<E: Copy> EventQueue<E> {
         self.refused
     }
 
+    /// Events queued, the limit (`set_limit`) not counted.
     pub fn len(&self) -> usize {
-        self.len
+        self.len - usize::from(self.limit.is_some())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Schedules `event` at `at`; scheduling in the past is a broken invariant.
@@ -359,7 +375,7 @@ impl<E: Copy> EventQueue<E> {
             // The wheel is empty: jump to the earliest far event.
             None => self.bucket_of(self.far.peek().expect("len > 0").0.at),
         };
-        self.cursor = next;
+        self.set_cursor(next);
         // Far events now within the wheel's span move in.
         while let Some(Reverse(e)) = self.far.peek() {
             if self.bucket_of(e.at) >= self.cursor + WHEEL {
@@ -447,7 +463,7 @@ impl<E: Copy> EventQueue<E> {
         all.sort_unstable_by_key(Entry::key);
         self.shift = shift;
         // Every pending event lies at or after `now`.
-        self.cursor = self.bucket_of(self.now.0);
+        self.set_cursor(self.bucket_of(self.now.0));
         for e in all {
             let b = self.bucket_of(e.at);
             if b == self.cursor {
@@ -474,6 +490,51 @@ impl<E: Copy> EventQueue<E> {
         self.current.get(self.head).map(|e| SimTime(e.at))
     }
 
+    /// Queues `limit` at `stop` (or now, if that is later), ahead of every
+    /// event at that instant, until `clear_limit`: the run loop's limit.
+    /// `pop_before(stop)` never pops it, and `take_if_next` refuses a step
+    /// at or after it as after any queued event, so a walk stops there
+    /// without a comparison of its own on every step. Out of line: once
+    /// per run.
+    #[inline(never)]
+    pub fn set_limit(&mut self, stop: SimTime, limit: E) {
+        self.clear_limit();
+        let at = stop.max(self.now);
+        self.limit = Some(at.0);
+        self.schedule_reserved(at, LIMIT_SEQ, limit);
+    }
+
+    /// Removes the limit `set_limit` queued, wherever it now sits: at the
+    /// current bucket's head when the run reached it, otherwise in its
+    /// bucket or beyond the wheel.
+    #[inline(never)]
+    pub fn clear_limit(&mut self) {
+        let Some(at) = self.limit.take() else {
+            return;
+        };
+        let is_limit = |e: &Entry<E>| e.at == at && e.seq == LIMIT_SEQ;
+        self.len -= 1;
+        if let Some(i) = self.current[self.head..].iter().position(is_limit) {
+            self.current.remove(self.head + i);
+            return;
+        }
+        let slot = (self.bucket_of(at) & MASK) as usize;
+        let bucket = &mut self.buckets[slot];
+        if let Some(i) = bucket.iter().position(is_limit) {
+            bucket.remove(i);
+            if bucket.is_empty() {
+                let (word, bit) = (slot / 64, 1u64 << (slot % 64));
+                self.bits[word] &= !bit;
+                self.unsorted[word] &= !bit;
+                if self.bits[word] == 0 {
+                    self.summary[word / 64] &= !(1 << (word % 64));
+                }
+            }
+            return;
+        }
+        self.far.retain(|Reverse(e)| !is_limit(e));
+    }
+
     /// Runs the event with key (`at`, `seq`) without queueing it, if it
     /// would be the next one popped: it lies before `stop` and before every
     /// queued event. May refuse when it cannot tell cheaply (an earlier
@@ -481,8 +542,8 @@ impl<E: Copy> EventQueue<E> {
     /// `pop_before` would. Used to walk the receivers of one transmission,
     /// whose arrivals are usually nearer together than any other event.
     #[inline]
-    pub fn take_if_next(&mut self, at: SimTime, seq: u64, stop: SimTime) -> bool {
-        let next = self.is_next(at, seq, stop);
+    pub fn take_if_next(&mut self, at: SimTime, seq: u64) -> bool {
+        let next = self.is_next(at, seq);
         if next {
             self.now = at;
             self.popped += 1;
@@ -495,37 +556,38 @@ impl<E: Copy> EventQueue<E> {
     /// Whether the event with key (`at`, `seq`) would be the next popped
     /// (`take_if_next`).
     #[inline(always)]
-    fn is_next(&self, at: SimTime, seq: u64, stop: SimTime) -> bool {
+    fn is_next(&self, at: SimTime, seq: u64) -> bool {
         debug_assert!(at >= self.now && seq < self.next_seq);
-        if at >= stop {
-            return false;
-        }
         if let Some(e) = self.current.get(self.head) {
             if (e.at, e.seq) < (at.0, seq) {
                 return false;
             }
-        } else {
-            // The current bucket is used up (`cursor` is at or before `at`'s
-            // bucket): an earlier event can only sit in a bucket up to and
-            // including `at`'s. Far events lie beyond the wheel's span.
-            let b = self.bucket_of(at.0);
-            debug_assert!(b >= self.cursor);
-            if b - self.cursor > 64 {
-                return false;
-            }
-            // Usually `b` is the cursor's own bucket and nothing is read.
-            // (A `while`, not a `..=` range: its exhausted flag costs a
-            // few instructions on every call, looping or not.)
-            let mut x = self.cursor;
-            while x < b {
-                x += 1;
-                let slot = (x & MASK) as usize;
-                if self.bits[slot / 64] & (1 << (slot % 64)) != 0 {
-                    return false;
-                }
-            }
+        } else if at.0 > self.cursor_last {
+            // The current bucket is used up, and `at` lies in a later one
+            // (rare: when it lies in the used-up bucket itself, nothing
+            // queued comes before it, which one comparison tells).
+            return self.none_queued_until(at);
         }
         true
+    }
+
+    /// `is_next` when the current bucket is used up and `at` lies in a
+    /// later one: an earlier event can only sit in a bucket after the
+    /// cursor's, up to and including `at`'s. Far events lie beyond the
+    /// wheel's span. Out of line, so that the walks' steps keep their
+    /// registers.
+    #[cold]
+    #[inline(never)]
+    fn none_queued_until(&self, at: SimTime) -> bool {
+        let b = self.bucket_of(at.0);
+        debug_assert!(b > self.cursor);
+        if b - self.cursor > 64 {
+            return false;
+        }
+        (self.cursor + 1..=b).all(|x| {
+            let slot = (x & MASK) as usize;
+            self.bits[slot / 64] & (1 << (slot % 64)) == 0
+        })
     }
 
     /// Pops the earliest event if it lies before `stop`, and advances `now`
@@ -697,22 +759,20 @@ mod tests {
         let first = q.reserve(3);
         q.schedule(SimTime(2_100), 'x');
         // Before the queued event: taken without queueing, counted.
-        assert!(q.take_if_next(SimTime(1_500), first, SimTime::MAX));
+        assert!(q.take_if_next(SimTime(1_500), first));
         assert_eq!((q.now(), q.events_popped(), q.len()), (SimTime(1_500), 1, 1));
-        // Not before the limit.
-        assert!(!q.take_if_next(SimTime(9_000), first + 2, SimTime(9_000)));
         q.schedule(SimTime(2_500), 'y');
         let later = q.reserve(1);
         // 'x' and 'y' come first: the caller queues it.
-        assert!(!q.take_if_next(SimTime(4_000), later, SimTime::MAX));
+        assert!(!q.take_if_next(SimTime(4_000), later));
         q.schedule_reserved(SimTime(4_000), later, 'z');
         assert_eq!(q.pop(), Some((SimTime(2_100), 'x')));
         // Reserved before 'y' and at its time: taken ahead of it.
-        assert!(q.take_if_next(SimTime(2_500), first + 1, SimTime::MAX));
+        assert!(q.take_if_next(SimTime(2_500), first + 1));
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['y', 'z']);
-        // The two refusals are counted, the takes are not.
-        assert_eq!(q.refused(), 2);
+        // The refusal is counted, the takes are not.
+        assert_eq!(q.refused(), 1);
     }
 
     /// Runs 10,000 bursts of `burst` events at one instant, `gap` ns apart
@@ -745,25 +805,65 @@ mod tests {
         assert_eq!((sparse, dense), (MAX_SHIFT, MIN_SHIFT));
     }
 
+    /// The limit: a step at or after it is refused, `pop_before` stops at
+    /// it, and clearing it leaves the queue as it was, wherever it sat (the
+    /// current bucket, a later one, beyond the wheel).
+    #[test]
+    fn a_walk_stops_at_the_limit() {
+        for stop in [5_000, 5_000_000, 1 << 40] {
+            let mut q = EventQueue::new();
+            let seq = q.reserve(4);
+            q.set_limit(SimTime(stop), '!');
+            assert!(q.is_empty());
+            // (A step in the limit's bucket but before it may be refused:
+            // `take_if_next` does not look into later buckets.)
+            assert!(q.take_if_next(SimTime(100), seq));
+            assert!(!q.take_if_next(SimTime(stop), seq + 1));
+            assert!(!q.take_if_next(SimTime(stop + 1), seq + 2));
+            q.schedule_reserved(SimTime(stop), seq + 1, 'a');
+            assert_eq!(q.pop_before(SimTime(stop), |_| true), None);
+            q.clear_limit();
+            assert_eq!(q.len(), 1);
+            let seq = q.reserve(1);
+            assert!(q.take_if_next(SimTime(200), seq));
+            assert_eq!(q.pop(), Some((SimTime(stop), 'a')));
+            assert_eq!(q.pop(), None);
+        }
+        // Cleared after the run reached it: it is the current bucket's head.
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(9_000), 'b');
+        q.set_limit(SimTime(8_000), '!');
+        assert_eq!(q.pop_before(SimTime(8_000), |_| true), None);
+        q.clear_limit();
+        assert_eq!(q.pop(), Some((SimTime(9_000), 'b')));
+        assert!(q.is_empty());
+    }
+
     proptest! {
         /// Reserving a sequence number and later either taking the event
         /// directly (`take_if_next`) or queueing it gives the order a sorted
-        /// model gives, as when a transmission's receivers are walked.
+        /// model gives, as when a transmission's receivers are walked, and
+        /// neither passes the run's limit (`set_limit`).
         #[test]
         fn reserved_events_match_a_sorted_model(
-            ops in proptest::collection::vec((0u8..4, 0u64..3_000), 1..400),
+            ops in proptest::collection::vec((0u8..5, 0u64..3_000), 1..400),
         ) {
             let mut q = EventQueue::new();
             let mut model: Vec<(u64, u64)> = Vec::new();
             let mut reserved: Vec<(u64, u64)> = Vec::new();
             let mut last = (0u64, 0u64);
             let mut taken = 0u64;
+            let mut limit: Option<u64> = None;
             for (op, dt) in ops {
                 model.sort();
+                let stop = limit.unwrap_or(u64::MAX);
                 match op {
                     0 => {
-                        let got = q.pop().map(|(t, e)| (t.0, e));
-                        let want = if model.is_empty() { None } else { Some(model.remove(0)) };
+                        let got = q.pop_before(SimTime(stop), |_| true).map(|(t, e)| (t.0, e));
+                        let want = match model.first() {
+                            Some(&(at, _)) if at < stop => Some(model.remove(0)),
+                            _ => None,
+                        };
                         prop_assert_eq!(got, want);
                         if let Some(k) = got { last = k; }
                     }
@@ -777,8 +877,9 @@ mod tests {
                         if !reserved.is_empty() {
                             let (at, seq) = reserved.remove(0);
                             let first = model.first().copied();
-                            if q.take_if_next(SimTime(at), seq, SimTime::MAX) {
+                            if q.take_if_next(SimTime(at), seq) {
                                 prop_assert!(first.is_none_or(|f| (at, seq) < f));
+                                prop_assert!(at < stop);
                                 prop_assert_eq!(q.now(), SimTime(at));
                                 last = (at, seq);
                                 taken += 1;
@@ -790,15 +891,25 @@ mod tests {
                             }
                         }
                     }
-                    _ => {
+                    3 => {
                         let seq = q.reserve(1);
                         let at = q.now().0 + dt;
                         q.schedule_reserved(SimTime(at), seq, seq);
                         model.push((at, seq));
                     }
+                    _ => {
+                        if limit.take().is_some() {
+                            q.clear_limit();
+                        } else {
+                            let at = q.now().0 + dt;
+                            q.set_limit(SimTime(at), u64::MAX);
+                            limit = Some(at);
+                        }
+                    }
                 }
                 prop_assert_eq!(q.len(), model.len());
             }
+            q.clear_limit();
             model.sort();
             let popped_before = q.events_popped();
             let rest: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();

@@ -68,6 +68,9 @@ pub enum Event {
     Mobility,
     /// A trace bin ends.
     Sample,
+    /// The end of the `run_for` under way, queued while it runs and never
+    /// popped (`EventQueue::set_limit`).
+    Limit,
 }
 
 impl Event {

@@ -113,8 +113,6 @@ pub struct Simulator {
     /// transmitter's neighbours when the frame started (a node that moves
     /// meanwhile still gets the signal it was due).
     air_rx: Vec<Vec<Neighbor>>,
-    /// The limit of the `run_for` under way: events at or after it wait.
-    stop: SimTime,
     routing: Routing,
     schemes: Schemes,
     flows: Vec<FlowState>,
@@ -265,7 +263,6 @@ impl Simulator {
             air: Vec::new(),
             air_free: Vec::new(),
             air_rx: Vec::new(),
-            stop: SimTime::ZERO,
             routing,
             schemes,
             flows,
@@ -390,7 +387,8 @@ impl Simulator {
     /// time stands still.
     pub fn run_for(&mut self, until: SimTime, max_events: u64) -> Advance {
         let stop = until.min(self.sc.duration);
-        self.stop = stop;
+        // The signal walks stop at it (`EventQueue::take_if_next`).
+        self.q.set_limit(stop, Event::Limit);
         let first = self.q.events_popped();
         let mut left = true;
         while left {
@@ -402,6 +400,7 @@ impl Simulator {
             // A walk over a frame's receivers can run several events.
             left = self.q.events_popped() - first < max_events;
         }
+        self.q.clear_limit();
         if !left && self.q.peek_time().is_some_and(|t| t < stop) {
             return Advance::Paused;
         }
@@ -435,6 +434,8 @@ impl Simulator {
             Event::AppStop { flow } => self.app_stop(now, flow),
             Event::TcpTimer { flow, side, gen } => self.tcp_timer(now, flow, side, gen),
             Event::Sample => self.sample(now),
+            // Never popped: it lies at the limit `pop_before` stops at.
+            Event::Limit => {}
             Event::SchemeTimer { node, scheme, kind } => self.scheme_timer(now, node, scheme, kind),
             Event::QueueTimer { node, gen } => {
                 if self.nodes[node as usize].queue_timer.fire(gen) {
@@ -569,7 +570,7 @@ impl Simulator {
             // is consulted (`engine::prefetch`).
             prefetch(self.nodes.as_ptr().wrapping_add(next.node as usize));
             let (at, seq) = (start.plus(next.delay), seq0 + 2 * u64::from(k));
-            if !self.q.take_if_next(at, seq, self.stop) {
+            if !self.q.take_if_next(at, seq) {
                 self.q.schedule_reserved(at, seq, Event::SignalStart { air, k });
                 break;
             }
@@ -598,7 +599,7 @@ impl Simulator {
             };
             prefetch(self.nodes.as_ptr().wrapping_add(next.node as usize));
             let (at, seq) = (end.plus(next.delay), seq0 + 2 * u64::from(k) + 1);
-            if !self.q.take_if_next(at, seq, self.stop) {
+            if !self.q.take_if_next(at, seq) {
                 self.q.schedule_reserved(at, seq, Event::SignalEnd { air, k });
                 break;
             }
