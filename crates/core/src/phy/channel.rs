@@ -65,6 +65,8 @@ pub struct Channel {
     /// Scratch of `sort_by_delay`: the order after its first pass.
     order: Vec<u32>,
     grid: HashMap<(i64, i64), Vec<u32>>,
+    /// Lists by delay out with frames in flight (`lend_by_delay`).
+    lent: usize,
 }
 
 impl Channel {
@@ -85,6 +87,7 @@ impl Channel {
             stale: vec![true; n],
             order: Vec::new(),
             grid: HashMap::new(),
+            lent: 0,
         };
         for i in 0..n as u32 {
             let c = ch.cell(&ch.positions[i as usize]);
@@ -101,6 +104,38 @@ impl Channel {
             self.refresh_by_delay(i);
         }
         &self.by_delay[i]
+    }
+
+    /// `node`'s list by delay handed over to a frame going on the air,
+    /// instead of copied: only on a field whose nodes never move, where the
+    /// list cannot change while the frame is in flight. It comes back with
+    /// `give_back_by_delay` after the frame's last signal ends. (If the list
+    /// is still out with an earlier frame of the node, which 802.11's
+    /// timing leaves no room for unless signals travel longer than a SIFS,
+    /// the frame gets a copy.)
+    pub fn lend_by_delay(&mut self, node: u32) -> Vec<Neighbor> {
+        let i = node as usize;
+        if self.by_delay[i].is_empty() && !self.neighbors[i].is_empty() && !self.stale[i] {
+            let mut copy = Vec::new();
+            sort_by_delay(&self.neighbors[i], &mut copy, &mut self.order);
+            return copy;
+        }
+        if self.stale[i] {
+            self.refresh_by_delay(i);
+        }
+        self.lent += 1;
+        std::mem::take(&mut self.by_delay[i])
+    }
+
+    /// Takes back a list `lend_by_delay` handed out for `node`: into its
+    /// place if that is empty (a copy's return finds it taken, or filled by
+    /// the list's own return, and is dropped).
+    pub fn give_back_by_delay(&mut self, node: u32, list: Vec<Neighbor>) {
+        let i = node as usize;
+        if self.by_delay[i].is_empty() {
+            self.by_delay[i] = list;
+            self.lent -= 1;
+        }
     }
 
     #[inline(never)]
@@ -214,6 +249,7 @@ impl Channel {
     /// (+1.6 % instructions on the 10 s grid, which never moves).
     #[inline(never)]
     pub fn set_positions(&mut self, moves: &[(u32, Position)]) {
+        assert_eq!(self.lent, 0, "lists by delay are lent on fields that never move");
         if moves.len() * 4 < self.positions.len() {
             for &(node, p) in moves {
                 self.set_position(node, p);
@@ -495,6 +531,38 @@ mod tests {
         // Node 1 sees 0 at 200 m and 2 at about 112 m: nearer first.
         let near: Vec<u32> = ch.neighbors_by_delay(1).iter().map(|n| n.node).collect();
         assert_eq!(near, vec![2, 0]);
+    }
+
+    /// A lent list is the list by delay; lent again before it comes back,
+    /// a copy of it; after both come back the channel holds it as before.
+    #[test]
+    fn a_lent_list_comes_back() {
+        let mut ch = chain(4, 200.0);
+        let want = ch.neighbors_by_delay(1).to_vec();
+        let first = ch.lend_by_delay(1);
+        assert_eq!(first, want);
+        let second = ch.lend_by_delay(1);
+        assert_eq!(second, want);
+        ch.give_back_by_delay(1, second);
+        ch.give_back_by_delay(1, first);
+        assert_eq!(ch.neighbors_by_delay(1), &want[..]);
+        assert_eq!(ch.lent, 0);
+        // A node with no neighbour lends an empty list.
+        let mut lone = chain(1, 200.0);
+        let none = lone.lend_by_delay(0);
+        assert!(none.is_empty());
+        lone.give_back_by_delay(0, none);
+        assert_eq!(lone.lent, 0);
+    }
+
+    /// Lists are lent only on fields that never move: a move while one is
+    /// out is a broken invariant, not a silent error.
+    #[test]
+    #[should_panic(expected = "never move")]
+    fn moving_while_a_list_is_lent_panics() {
+        let mut ch = chain(3, 200.0);
+        let _out = ch.lend_by_delay(0);
+        ch.set_positions(&[(2, Position { x: 500.0, y: 0.0 })]);
     }
 
     /// Every list of `ch`, by id and by delay, is what the definition gives

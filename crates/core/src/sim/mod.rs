@@ -109,9 +109,11 @@ pub struct Simulator {
     packets: PacketStore,
     air: Vec<Airborne>,
     air_free: Vec<u32>,
-    /// The receivers of each `air` entry, nearest first: a copy of the
-    /// transmitter's neighbours when the frame started (a node that moves
-    /// meanwhile still gets the signal it was due).
+    /// The receivers of each `air` entry, nearest first: the transmitter's
+    /// neighbours when the frame started. Where nodes move, a copy (a node
+    /// that moves meanwhile still gets the signal it was due); where none
+    /// does, the channel's own list, lent until the frame's last signal
+    /// ends (`Channel::lend_by_delay`), which saves copying it per frame.
     air_rx: Vec<Vec<Neighbor>>,
     routing: Routing,
     schemes: Schemes,
@@ -518,9 +520,13 @@ impl Simulator {
                 (self.air.len() - 1) as u32
             }
         };
-        let rx = &mut self.air_rx[id as usize];
-        rx.clear();
-        rx.extend_from_slice(self.channel.neighbors_by_delay(node));
+        if self.movers.is_empty() {
+            self.air_rx[id as usize] = self.channel.lend_by_delay(node);
+        } else {
+            let rx = &mut self.air_rx[id as usize];
+            rx.clear();
+            rx.extend_from_slice(self.channel.neighbors_by_delay(node));
+        }
         // One queued event per edge of the frame: each walks the receivers
         // in order and queues itself again only when another event comes
         // between two of them (`signal_starts`).
@@ -528,7 +534,7 @@ impl Simulator {
         // then the first receiver's end, a propagation delay later), which
         // the reserved numbers leave free to choose: the bucket holding the
         // two ends then stays sorted (`EventQueue`).
-        let first = rx.first().map(|r| now + r.delay);
+        let first = self.air_rx[id as usize].first().map(|r| now + r.delay);
         if let Some(at) = first {
             self.q.schedule_reserved(at, seq0, Event::SignalStart { air: id, k: 0 });
         }
@@ -618,6 +624,10 @@ impl Simulator {
         if a.pending == 0 {
             a.packet = None;
             self.air_free.push(id);
+            if self.movers.is_empty() {
+                let list = std::mem::take(&mut self.air_rx[id as usize]);
+                self.channel.give_back_by_delay(a.frame.tx, list);
+            }
         }
     }
 
