@@ -536,11 +536,13 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Runs the event with key (`at`, `seq`) without queueing it, if it
-    /// would be the next one popped: it lies before `stop` and before every
-    /// queued event. May refuse when it cannot tell cheaply (an earlier
-    /// event might sit in `at`'s bucket); the caller then queues it. Advances `now` and counts it as popped, as
-    /// `pop_before` would. Used to walk the receivers of one transmission,
-    /// whose arrivals are usually nearer together than any other event.
+    /// would be the next one popped: it lies before every queued event,
+    /// the run's limit among them (`set_limit`), so a step at or after the
+    /// limit is refused. May refuse when it cannot tell cheaply (an earlier
+    /// event might sit in `at`'s bucket); the caller then queues it.
+    /// Advances `now` and counts it as popped, as `pop_before` would. Used
+    /// to walk the receivers of one transmission, whose arrivals are
+    /// usually nearer together than any other event.
     #[inline]
     pub fn take_if_next(&mut self, at: SimTime, seq: u64) -> bool {
         let next = self.is_next(at, seq);
