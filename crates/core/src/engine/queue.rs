@@ -387,13 +387,9 @@ impl<E: Copy> EventQueue<E> {
         let slot = (self.cursor & MASK) as usize;
         let (word, bit) = (slot / 64, 1u64 << (slot % 64));
         if self.bits[word] & bit != 0 {
-            self.bits[word] &= !bit;
-            if self.bits[word] == 0 {
-                self.summary[word / 64] &= !(1 << (word % 64));
-            }
-            let mut b = std::mem::take(&mut self.buckets[slot]);
             let mut sort = self.unsorted[word] & bit != 0;
-            self.unsorted[word] &= !bit;
+            self.unmark(slot);
+            let mut b = std::mem::take(&mut self.buckets[slot]);
             if !self.current.is_empty() {
                 // Far events of this bucket, moved in above.
                 b.append(&mut self.current);
@@ -420,6 +416,17 @@ impl<E: Copy> EventQueue<E> {
             }
         }
         self.head < self.current.len()
+    }
+
+    /// Clears wheel slot `slot`'s bits (not empty, needs sorting), and its
+    /// word's summary bit if that word is left empty: the slot is emptied.
+    fn unmark(&mut self, slot: usize) {
+        let (word, bit) = (slot / 64, 1u64 << (slot % 64));
+        self.bits[word] &= !bit;
+        self.unsorted[word] &= !bit;
+        if self.bits[word] == 0 {
+            self.summary[word / 64] &= !(1 << (word % 64));
+        }
     }
 
     /// Halves or doubles the bucket width if the buckets since the last
@@ -523,12 +530,7 @@ impl<E: Copy> EventQueue<E> {
         if let Some(i) = bucket.iter().position(is_limit) {
             bucket.remove(i);
             if bucket.is_empty() {
-                let (word, bit) = (slot / 64, 1u64 << (slot % 64));
-                self.bits[word] &= !bit;
-                self.unsorted[word] &= !bit;
-                if self.bits[word] == 0 {
-                    self.summary[word / 64] &= !(1 << (word % 64));
-                }
+                self.unmark(slot);
             }
             return;
         }
