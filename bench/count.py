@@ -216,11 +216,14 @@ def g(x: float | None, digits: int = 0) -> str:
 
 
 def load_records() -> dict[str, Json]:
+    """The stored counts by target, in the order of `targets()` (the scaling
+    rows by nodes, not by file name), unknown keys last."""
     out: dict[str, Json] = {}
     for p in sorted(COUNT_DIR.glob("*-seed*.json")):
         rec = json.loads(p.read_text())
         out.setdefault(rec["key"], rec)
-    return out
+    order = {k: i for i, k in enumerate(targets())}
+    return dict(sorted(out.items(), key=lambda kv: order.get(kv[0], len(order))))
 
 
 def listed_targets(text: str) -> set[str]:

@@ -87,3 +87,12 @@ def test_the_report_refuses_to_drop_targets_it_has_no_json_for(tmp_path: Path, m
     assert counts.read_text() == shown
     assert count.main(["--report-only", "--replace"]) == 0
     assert count.listed_targets(counts.read_text()) == {"a10"}
+
+
+def test_records_come_in_the_order_of_the_targets(tmp_path: Path, monkeypatch) -> None:
+    # By file name c10000 would sort before c300, and ns3-a10 before a10.
+    for key in ("ns3-a10", "c10000", "c300", "a10"):
+        rec = {**_a10_record(), "key": key}
+        (tmp_path / f"{key}-seed1.json").write_text(json.dumps(rec))
+    monkeypatch.setattr(count, "COUNT_DIR", tmp_path)
+    assert list(count.load_records()) == ["a10", "ns3-a10", "c300", "c10000"]
