@@ -4,7 +4,8 @@
   exported run sets (named by its dotted key), and the summary's headline counters
   (MAC frames and collisions by type, drops by cause, routing overhead, ledger) as
   columns named by their path in the summary joined with `_`.
-- `flows`: one row per flow per run, with the run's parameter columns.
+- `flows`: one row per flow per run, with the run's parameter columns and the flow's
+  scalar fields, nested ones (TCP counters, losses by cause) flattened with `_`.
 - `series`: long format (run_id, t, entity, metric, value).
 - `experiment_runs`: which run is which experiment's variant and seed, with one
   typed column per sweep axis.
@@ -68,12 +69,10 @@ def export_store(
         for f in s.get("flows", []):
             row = {"run_id": r["run_id"], "seed": r["seed"], "experiment_id": r["experiment_id"]}
             row.update({k: p.get(k) for k in param_cols})
+            # Nested tables flattened as for runs (`tcp_timeouts`, `losses_mac_retry`);
+            # lists (the series, the delay histogram's bins) stay in the store.
             row.update(
-                {
-                    ("flow_id" if k == "id" else k): v
-                    for k, v in f.items()
-                    if not isinstance(v, (list, dict))
-                }
+                {("flow_id" if k == "id" else k): v for k, v in flatten_flow(f).items()}
             )
             flow_rows.append(row)
 
@@ -150,6 +149,12 @@ def flatten_counters(summary: Mapping[str, Any], prefix: str = "") -> dict[str, 
         elif isinstance(value, (int, float, bool, str)) or value is None:
             out[name] = value
     return out
+
+
+def flatten_flow(flow: Mapping[str, Any]) -> dict[str, Any]:
+    """A flow's scalar fields, nested tables flattened with `_`: `p95_delay_s`,
+    `losses_queue_overflow`, `tcp_retransmitted_segments` (TCP flows)."""
+    return flatten_counters(flow)
 
 
 def _table(rows: Sequence[Mapping[str, Any]], typed: Mapping[str, str]) -> Any:

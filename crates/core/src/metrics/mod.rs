@@ -4,6 +4,7 @@
 //! unfairness index u of Osipov and Tschudin (2007), eq. (4) (0 is fair and
 //! efficient; it grows with the distance from each flow's optimum).
 
+pub mod flowstats;
 pub mod maxmin;
 pub mod summary;
 

@@ -4,6 +4,8 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+pub use super::flowstats::DelaySummary;
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
     pub id: u32,
@@ -20,6 +22,13 @@ pub struct FlowSummary {
     pub packets_delivered: u64,
     /// Mean one-way delay of delivered packets, seconds.
     pub mean_delay_s: Option<f64>,
+    /// Delay percentiles, jitter, relays crossed and the delay histogram
+    /// (`metrics::flowstats`).
+    #[serde(flatten)]
+    pub delay: DelaySummary,
+    /// The flow's own data packets (a TCP flow's segments, not its ACKs)
+    /// dropped on the way, by cause (the names of the summary's `drops`).
+    pub losses: BTreeMap<&'static str, u64>,
     /// The TCP sender's counters (TCP flows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpFlowSummary>,

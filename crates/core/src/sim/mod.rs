@@ -88,7 +88,9 @@ struct FlowState {
     bins: Vec<u64>,
     sent: u64,
     delivered: u64,
-    delay_sum: Duration,
+    delay: crate::metrics::flowstats::DelayStats,
+    /// The flow's data packets (not its TCP ACKs) dropped, by `DropCause`.
+    losses: [u64; DropCause::ALL.len()],
     hops: Option<u32>,
 }
 
@@ -229,7 +231,8 @@ impl Simulator {
                     bins: Vec::new(),
                     sent: 0,
                     delivered: 0,
-                    delay_sum: Duration::ZERO,
+                    delay: Default::default(),
+                    losses: [0; DropCause::ALL.len()],
                     hops: routing.static_hops(i as u32),
                 }
             })
@@ -330,6 +333,10 @@ impl Simulator {
     fn drop_packet(&mut self, node: u32, id: u32, cause: DropCause) {
         let p = *self.packets.get(id);
         if self.packets.drop_packet(id, cause) {
+            let forward = !matches!(p.body, Body::Tcp(seg) if seg.is_ack);
+            if p.flow != NO_FLOW && p.kind == PacketKind::Data && forward {
+                self.flows[p.flow as usize].losses[cause as usize] += 1;
+            }
             if let Some(t) = self.trace.as_mut() {
                 t.record(self.q.now(), TraceEvent::drop(node, &p, cause));
             }
@@ -1330,7 +1337,7 @@ impl Simulator {
         let spec = &self.sc.flows[p.flow as usize];
         let fs = &mut self.flows[p.flow as usize];
         fs.delivered += 1;
-        fs.delay_sum += now - p.created;
+        fs.delay.record(now - p.created, u32::from(p.hops));
         if !self.routing.is_static() {
             fs.hops = Some(p.hops as u32);
         }
@@ -1707,7 +1714,12 @@ impl Simulator {
                     series_kbps: fs.bins.iter().map(|&b| b as f64 * 8.0 / 1000.0 / bin_s).collect(),
                     packets_sent: fs.sent,
                     packets_delivered: fs.delivered,
-                    mean_delay_s: (fs.delivered > 0).then(|| fs.delay_sum.as_secs_f64() / fs.delivered as f64),
+                    mean_delay_s: (fs.delivered > 0).then(|| fs.delay.sum.as_secs_f64() / fs.delivered as f64),
+                    delay: fs.delay.summary(),
+                    losses: DropCause::ALL
+                        .iter()
+                        .map(|c| (c.name(), fs.losses[*c as usize]))
+                        .collect(),
                     tcp: fs.tcp.as_ref().map(|t| {
                         let st = t.sender.stats();
                         TcpFlowSummary {
