@@ -287,6 +287,10 @@ pub struct TcpTrace {
     pub ssthresh_pkts: Vec<f64>,
     pub srtt_s: Vec<Option<f64>>,
     pub rttvar_s: Vec<Option<f64>>,
+    /// Expiries of the retransmission timer during each bin.
+    pub timeouts: Vec<u64>,
+    /// Entries into fast retransmit during each bin.
+    pub fast_retransmits: Vec<u64>,
 }
 
 impl Traces {

@@ -144,7 +144,7 @@ impl Estimate {
             .filter(|f| f.transport.parse::<TcpVariant>().is_ok())
             .count() as u64
             + count(drawn_tcp);
-        let bins = file.duration_s.ceil().max(1.0);
+        let bins = (file.duration_s / file.trace.series_interval_s).ceil().max(1.0);
         let mut per_bin = 1 + 2 * flows + 4 * tcp_flows;
         if file.trace.node_series {
             per_bin += 3 * n;

@@ -398,6 +398,9 @@ pub struct TraceFile {
     /// neighbours for one of its 1-hop neighbours) and NRED's estimate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub neighborhood_node: Option<i64>,
+    /// The grain of every series (throughput, queue, busy and NAV fractions,
+    /// TCP state): 1 s unless a finer look at one run is wanted.
+    pub series_interval_s: f64,
 }
 
 impl Default for TraceFile {
@@ -405,6 +408,7 @@ impl Default for TraceFile {
         TraceFile {
             node_series: true,
             neighborhood_node: None,
+            series_interval_s: 1.0,
         }
     }
 }

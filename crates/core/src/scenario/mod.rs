@@ -170,6 +170,8 @@ pub struct Scenario {
     pub routing: RoutingKind,
     pub flows: Vec<FlowSpec>,
     pub node_series: bool,
+    /// The series' bin (`trace.series_interval_s`).
+    pub series_bin: Duration,
     /// EIFS after frames only sensed (`mac.eifs_after_sensed`).
     pub eifs_after_sensed: bool,
     /// Per node index, its trajectory if it moves.
@@ -344,6 +346,17 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         Span::POSITIVE,
     )?;
 
+    // Down to 1 ms: finer bins than the shortest exchange say nothing more,
+    // and their count is what the memory estimate charges.
+    let series_bin = span(
+        "trace.series_interval_s",
+        file.trace.series_interval_s,
+        Span {
+            min: Duration::from_millis(1),
+            ..Span::POSITIVE
+        },
+    )?;
+
     let (mut node_ids, mut positions) = topology::build(&file)?;
     // Refused here, before anything sized by the scenario is built.
     let estimate = Estimate::of(&file, &positions)?;
@@ -385,6 +398,7 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         routing: file.routing.protocol,
         flows,
         node_series: file.trace.node_series,
+        series_bin,
         eifs_after_sensed: file.mac.eifs_after_sensed,
         trajectories,
         mobility_update,

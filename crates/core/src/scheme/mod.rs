@@ -36,6 +36,8 @@ pub struct View<'a> {
     pub channel: &'a Channel,
     pub flows: &'a [FlowSpec],
     pub end: SimTime,
+    /// The series' bin (`trace.series_interval_s`).
+    pub bin: crate::time::Duration,
 }
 
 /// What the simulator must do for a scheme.

@@ -92,6 +92,8 @@ struct FlowState {
     /// The flow's data packets (not its TCP ACKs) dropped, by `DropCause`.
     losses: [u64; DropCause::ALL.len()],
     hops: Option<u32>,
+    /// The TCP sender's timeouts and fast retransmits at the last bin's end.
+    tcp_marked: [u64; 2],
 }
 
 #[derive(Default)]
@@ -186,7 +188,7 @@ impl Simulator {
             nav_at_bin: Duration::ZERO,
         }));
         let routing = Routing::new(&sc, &channel.rx_adjacency());
-        let n_bins = (sc.duration.as_nanos().div_ceil(BIN.as_nanos())) as usize;
+        let n_bins = (sc.duration.as_nanos().div_ceil(sc.series_bin.as_nanos())) as usize;
         let mut q = EventQueue::new();
         let flows = sc
             .flows
@@ -234,11 +236,12 @@ impl Simulator {
                     delay: Default::default(),
                     losses: [0; DropCause::ALL.len()],
                     hops: routing.static_hops(i as u32),
+                    tcp_marked: [0; 2],
                 }
             })
             .collect();
-        if SimTime::ZERO + BIN < sc.duration {
-            q.schedule(SimTime::ZERO + BIN, Event::Sample);
+        if SimTime::ZERO + sc.series_bin < sc.duration {
+            q.schedule(SimTime::ZERO + sc.series_bin, Event::Sample);
         }
         let movers: Vec<u32> = (0..n as u32)
             .filter(|&i| sc.trajectories[i as usize].as_ref().is_some_and(|t| !t.is_static()))
@@ -247,7 +250,7 @@ impl Simulator {
             q.schedule(SimTime::ZERO + sc.mobility_update, Event::Mobility);
         }
         let mut traces = Traces {
-            bin_s: BIN.as_secs_f64(),
+            bin_s: sc.series_bin.as_secs_f64(),
             ..Traces::default()
         };
         traces.tcp = sc
@@ -1344,7 +1347,7 @@ impl Simulator {
         if now >= spec.measure_from && now <= spec.stop {
             fs.window_bytes += delivered;
         }
-        let bin = (now.as_nanos() / BIN.as_nanos()) as usize;
+        let bin = (now.as_nanos() / self.sc.series_bin.as_nanos()) as usize;
         if bin < self.n_bins {
             if bin >= fs.bins.len() {
                 fs.bins.resize(bin + 1, 0);
@@ -1586,6 +1589,7 @@ impl Simulator {
             channel: &self.channel,
             flows: &self.sc.flows,
             end: self.sc.duration,
+            bin: self.sc.series_bin,
         };
         self.schemes.on_timer(now, node, scheme, kind, &view, &mut acts);
         self.scheme_actions(now, acts);
@@ -1660,20 +1664,26 @@ impl Simulator {
                 channel: &self.channel,
                 flows: &self.sc.flows,
                 end: self.sc.duration,
+                bin: self.sc.series_bin,
             };
             self.schemes.on_bin(now, &view);
         }
-        for (fs, tr) in self.flows.iter().zip(self.traces.tcp.iter_mut()) {
+        for (fs, tr) in self.flows.iter_mut().zip(self.traces.tcp.iter_mut()) {
             if let (Some(tcp), Some(tr)) = (&fs.tcp, tr.as_mut()) {
                 tr.cwnd_pkts.push(tcp.sender.cwnd_pkts());
                 tr.ssthresh_pkts.push(tcp.sender.ssthresh_pkts());
                 tr.srtt_s.push(tcp.sender.srtt().map(|d| d.as_secs_f64()));
                 tr.rttvar_s.push(tcp.sender.rttvar().map(|d| d.as_secs_f64()));
+                // Counts per bin, from the sender's running totals.
+                let st = tcp.sender.stats();
+                tr.timeouts.push(st.timeouts - fs.tcp_marked[0]);
+                tr.fast_retransmits.push(st.fast_retransmits - fs.tcp_marked[1]);
+                fs.tcp_marked = [st.timeouts, st.fast_retransmits];
             }
         }
         self.bin_start = now;
-        if now + BIN < self.sc.duration {
-            self.q.schedule(now + BIN, Event::Sample);
+        if now + self.sc.series_bin < self.sc.duration {
+            self.q.schedule(now + self.sc.series_bin, Event::Sample);
         }
     }
 
@@ -1694,7 +1704,7 @@ impl Simulator {
 
     /// The run summary; `wall_s` is filled in by the caller, who owns the clock.
     pub fn summary(&self, wall_s: f64) -> Summary {
-        let bin_s = BIN.as_secs_f64();
+        let bin_s = self.sc.series_bin.as_secs_f64();
         let flows: Vec<FlowSummary> = self
             .sc
             .flows
@@ -1811,6 +1821,7 @@ impl Simulator {
             channel: &self.channel,
             flows: &self.sc.flows,
             end: self.sc.duration,
+            bin: self.sc.series_bin,
         };
         self.schemes.summary(&view, &tputs, &mut schemes);
         Summary {
@@ -1847,16 +1858,13 @@ impl Simulator {
         let mut t = self.traces.clone();
         self.schemes.traces(&mut t);
         let bins = self.flows.first().map(|f| f.bins.len()).unwrap_or(self.n_bins);
-        t.time_s = (0..bins).map(|i| i as f64 * BIN.as_secs_f64()).collect();
+        let bin_s = self.sc.series_bin.as_secs_f64();
+        let bin_ns = self.sc.series_bin.as_nanos();
+        t.time_s = (0..bins).map(|i| (i as u64 * bin_ns) as f64 / 1e9).collect();
         t.flow_throughput_kbps = self
             .flows
             .iter()
-            .map(|f| {
-                f.bins
-                    .iter()
-                    .map(|&b| b as f64 * 8.0 / 1000.0 / BIN.as_secs_f64())
-                    .collect()
-            })
+            .map(|f| f.bins.iter().map(|&b| b as f64 * 8.0 / 1000.0 / bin_s).collect())
             .collect();
         // Per-node series in the scenario's own order (large fields are
         // stored in spatial order internally).

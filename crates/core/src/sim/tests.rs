@@ -878,3 +878,63 @@ start_s = 0.5
         .count();
     assert!(overheard > 0, "node 2 recorded no frame for node 0");
 }
+
+/// `trace.series_interval_s` refines every series without changing the run:
+/// ten times the bins, the same bytes and TCP events in them.
+#[test]
+fn finer_series_hold_the_same_run_in_more_bins() {
+    let text = |extra: &str| {
+        format!(
+            r#"
+duration_s = 12.0
+seed = 4
+{extra}
+[mac]
+queue_capacity_pkts = 5
+[topology]
+kind = "chain"
+nodes = 5
+spacing_m = 200.0
+[[flow]]
+src = 0
+dst = 4
+transport = "tcp-newreno"
+[[flow]]
+src = 4
+dst = 1
+transport = "udp"
+app = "cbr"
+rate_kbps = 800.0
+"#
+        )
+    };
+    let (s1, t1) = run(scenario(&text("")));
+    let (s2, t2) = run(scenario(&text("[trace]\nseries_interval_s = 0.1")));
+    // The same run: only the sampling events and the series differ.
+    let same = |s: &Summary| {
+        let flows: Vec<_> = s
+            .flows
+            .iter()
+            .map(|f| (f.delivered_bytes, f.packets_delivered, f.delay.clone()))
+            .collect();
+        (flows, s.mac.clone(), s.drops.clone())
+    };
+    assert_eq!(same(&s1), same(&s2));
+    assert_eq!((t1.time_s.len(), t2.time_s.len()), (12, 120));
+    assert_eq!((t2.bin_s, t2.time_s[3]), (0.1, 0.3));
+    let tcp1 = t1.tcp[0].as_ref().unwrap();
+    let tcp2 = t2.tcp[0].as_ref().unwrap();
+    assert_eq!(tcp2.cwnd_pkts.len(), 120);
+    let sum = |v: &[u64]| v.iter().sum::<u64>();
+    let st = s2.flows[0].tcp.as_ref().unwrap();
+    assert!(st.timeouts + st.fast_retransmits > 0, "the run loses segments");
+    assert_eq!(sum(&tcp1.timeouts), st.timeouts);
+    assert_eq!(sum(&tcp2.timeouts), st.timeouts);
+    assert_eq!(sum(&tcp2.fast_retransmits), st.fast_retransmits);
+    for (coarse, fine) in t1.flow_throughput_kbps.iter().zip(&t2.flow_throughput_kbps) {
+        for (i, c) in coarse.iter().enumerate() {
+            let f: f64 = fine[10 * i..10 * i + 10].iter().sum::<f64>() / 10.0;
+            assert!((c - f).abs() < 1e-9, "bin {i}: {c} vs {f}");
+        }
+    }
+}

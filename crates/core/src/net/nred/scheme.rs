@@ -285,8 +285,8 @@ impl NredScheme {
         let t = self.trace.as_ref()?;
         let start = view.flows.iter().map(|f| f.start).min()?;
         let stop = view.flows.iter().map(|f| f.stop).max()?;
-        let bin = crate::sim::BIN.as_nanos();
-        // Bin i ends at (i + 1) s.
+        let bin = view.bin.as_nanos();
+        // Bin i ends at (i + 1) bins.
         let active: Vec<usize> = (0..t.estimate_avg.len())
             .filter(|&i| {
                 let end = (i as u64 + 1) * bin;
@@ -312,7 +312,7 @@ impl NredScheme {
             node: t.node,
             corr: pearson(&est, &real),
             corr_rising: sat.and_then(|k| pearson(&est[..=k], &real[..=k])),
-            saturation_s: sat.map(|k| (active[k] + 1) as f64 * crate::sim::BIN.as_secs_f64()),
+            saturation_s: sat.map(|k| ((active[k] as u64 + 1) * bin) as f64 / 1e9),
             estimate_growth_after: sat.and_then(|k| growth(&est, k)),
             real_growth_after: sat.and_then(|k| growth(&real, k)),
             mean_estimate: mean(&est),
