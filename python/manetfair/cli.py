@@ -138,7 +138,8 @@ def _add_run(r: argparse.ArgumentParser) -> None:
         "--out",
         type=Path,
         metavar="DIR",
-        help="also write summary.json and series.parquet/.csv to DIR",
+        help="also write summary.json, series.parquet/.csv, scenario.json and a page of "
+        "figures (index.html, docs/figures.md) to DIR",
     )
     r.add_argument(
         "--pcap",
@@ -303,6 +304,12 @@ def _add_export(ex: argparse.ArgumentParser) -> None:
     ex.add_argument("--store", type=Path, metavar="PATH", help=_store_help())
 
 
+def _add_plot(p: argparse.ArgumentParser) -> None:
+    from manetfair.cli_figures import add_plot
+
+    add_plot(p)
+
+
 # Each subcommand: the function that adds its arguments, its help line and description.
 _SUBCOMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], str, str | None]] = {
     "run": (_add_run, "run one scenario", None),
@@ -322,6 +329,7 @@ _SUBCOMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], str, st
         ),
     ),
     "export": (_add_export, "export the results store to Parquet or CSV", None),
+    "plot": (_add_plot, "draw a finished run's figures into a page", None),
 }
 
 
@@ -363,6 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sweep": cmd_sweep,
         "shares": cmd_shares,
         "export": cmd_export,
+        "plot": cmd_plot,
     }
     from manetfair import _core
 
@@ -567,7 +576,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.pcap is not None:
         _log(args, f"wrote {args.pcap}")
     if args.out is not None:
-        for path in result.write(args.out):
+        from manetfair.runplots import write_run_folder
+
+        for path in [*result.write(args.out), *write_run_folder(result, args.out)]:
             _log(args, f"wrote {path}")
     if args.json:
         print(json.dumps(result.summary))
@@ -1027,6 +1038,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         for written in store.export(args.out, args.format):
             print(written)
     return EXIT_OK
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from manetfair.cli_figures import cmd_plot as plot
+
+    return plot(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -71,9 +71,7 @@ def export_store(
             row.update({k: p.get(k) for k in param_cols})
             # Nested tables flattened as for runs (`tcp_timeouts`, `losses_mac_retry`);
             # lists (the series, the delay histogram's bins) stay in the store.
-            row.update(
-                {("flow_id" if k == "id" else k): v for k, v in flatten_flow(f).items()}
-            )
+            row.update({("flow_id" if k == "id" else k): v for k, v in flatten_flow(f).items()})
             flow_rows.append(row)
 
     links = rows_as_dicts(

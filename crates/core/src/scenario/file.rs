@@ -399,8 +399,15 @@ pub struct TraceFile {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub neighborhood_node: Option<i64>,
     /// The grain of every series (throughput, queue, busy and NAV fractions,
-    /// TCP state): 1 s unless a finer look at one run is wanted.
+    /// TCP state): 1 s unless a finer look at one run is wanted. Left out of
+    /// the canonical form at its default, so that scenarios written before
+    /// the key existed keep their hash (and their stored runs).
+    #[serde(skip_serializing_if = "is_one_second")]
     pub series_interval_s: f64,
+}
+
+fn is_one_second(v: &f64) -> bool {
+    *v == 1.0
 }
 
 impl Default for TraceFile {

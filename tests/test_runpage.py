@@ -1,0 +1,125 @@
+"""A page per run: `manetfair run F --out DIR` and `manetfair plot RUN` draw per-flow
+throughput, cwnd and ssthresh with RTOs and fast retransmits marked, per-node queue,
+busy and NAV fractions, the topology with routes and the delay distribution, each as
+PNG and SVG with its CSV; the page loads in headless Chromium without console errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+from conftest import REPO, run_cli
+
+pytestmark = pytest.mark.core
+
+STEMS = ("throughput", "tcp", "queue", "channel", "topology", "delay")
+CHROMEDRIVER = shutil.which("chromedriver")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("runpage")
+    out = tmp / "d"
+    args = ["run", str(REPO / "examples" / "chain.toml"), "--out", str(out), "--quiet"]
+    proc = run_cli([*args, "--duration", "30"], fake=False, cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_every_figure_as_png_svg_and_csv(run_dir: Path) -> None:
+    for stem in STEMS:
+        for ext in ("png", "svg", "csv"):
+            assert (run_dir / f"{stem}.{ext}").stat().st_size > 0, f"{stem}.{ext}"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    tput = _rows(run_dir / "throughput.csv")
+    assert len(tput) == 30
+    assert [float(r["flow0_kbps"]) for r in tput] == summary["flows"][0]["series_kbps"]
+    tcp = _rows(run_dir / "tcp.csv")
+    fast = sum(int(r["flow0_fast_retransmits"]) for r in tcp)
+    rto = sum(int(r["flow0_timeouts"]) for r in tcp)
+    assert (fast, rto) == (
+        summary["flows"][0]["tcp"]["fast_retransmits"],
+        summary["flows"][0]["tcp"]["timeouts"],
+    )
+    assert fast + rto > 0  # the figure has marks to show
+    # The chain's route, as the core routes it: 0 -> 1 -> 2 -> 3 -> 4.
+    assert [(r["from"], r["to"]) for r in _rows(run_dir / "routes.csv")] == [
+        ("0", "1"),
+        ("1", "2"),
+        ("2", "3"),
+        ("3", "4"),
+    ]
+    assert len(_rows(run_dir / "queue.csv")[0]) == 1 + 5  # time and five nodes
+    svg = (run_dir / "tcp.svg").read_text()
+    assert "fast retransmit" in svg and "<dc:date>" not in svg
+
+
+def test_plot_redraws_a_run_folder_and_a_stored_run(run_dir: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    proc = run_cli(["plot", str(run_dir), "--out", str(again)], fake=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(again / "index.html")
+    for stem in STEMS:
+        assert (again / f"{stem}.csv").read_bytes() == (run_dir / f"{stem}.csv").read_bytes()
+        assert (again / f"{stem}.svg").read_bytes() == (run_dir / f"{stem}.svg").read_bytes()
+
+    store = tmp_path / "s.duckdb"
+    args = ["sweep", str(REPO / "examples" / "chain.toml"), "--param", "duration_s=10"]
+    proc = run_cli(
+        [*args, "--seeds", "1", "--json", "--store", str(store)], fake=False, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    run_id = json.loads(proc.stdout)["runs"][0]["run_id"]
+    proc = run_cli(["plot", run_id[:12], "--store", str(store)], fake=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = tmp_path / f"run-{run_id[:12]}" / "index.html"
+    assert proc.stdout.strip() == str(page.relative_to(tmp_path))
+    assert len(_rows(page.parent / "throughput.csv")) == 10
+
+    bad = run_cli(["plot", "no-such-run", "--store", str(store)], fake=False, cwd=tmp_path)
+    assert bad.returncode == 2 and "no run" in bad.stderr
+    bad = run_cli(["plot", str(tmp_path)], fake=False, cwd=tmp_path)
+    assert bad.returncode == 2 and "not a run folder" in bad.stderr
+
+
+@pytest.mark.skipif(
+    CHROMEDRIVER is None, reason="needs Chromium and chromedriver (.ci/run installs them)"
+)
+def test_run_page_renders_in_chromium_without_console_errors(run_dir: Path) -> None:
+    webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (pip)")
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    if CHROMIUM:
+        options.binary_location = CHROMIUM
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        driver.get((run_dir / "index.html").as_uri())
+        assert driver.execute_script("return document.readyState") == "complete"
+        assert "chain" in driver.find_element("tag name", "h1").text
+        loaded = driver.execute_script(
+            "return Array.from(document.images)"
+            ".map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0])"
+        )
+        assert sorted(src for src, _ in loaded) == sorted(f"{s}.svg" for s in STEMS)
+        assert all(ok for _, ok in loaded), loaded
+        for href in driver.execute_script("return Array.from(document.links).map(a => a.href)"):
+            assert Path(unquote(urlparse(href).path)).is_file(), href
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == []
+    finally:
+        driver.quit()
