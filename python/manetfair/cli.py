@@ -310,6 +310,12 @@ def _add_plot(p: argparse.ArgumentParser) -> None:
     add_plot(p)
 
 
+def _add_timeline(p: argparse.ArgumentParser) -> None:
+    from manetfair.cli_figures import add_timeline
+
+    add_timeline(p)
+
+
 # Each subcommand: the function that adds its arguments, its help line and description.
 _SUBCOMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], str, str | None]] = {
     "run": (_add_run, "run one scenario", None),
@@ -330,6 +336,7 @@ _SUBCOMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], str, st
     ),
     "export": (_add_export, "export the results store to Parquet or CSV", None),
     "plot": (_add_plot, "draw a finished run's figures into a page", None),
+    "timeline": (_add_timeline, "draw the frames on the air in a window of a trace", None),
 }
 
 
@@ -372,6 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "shares": cmd_shares,
         "export": cmd_export,
         "plot": cmd_plot,
+        "timeline": cmd_timeline,
     }
     from manetfair import _core
 
@@ -1044,6 +1052,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from manetfair.cli_figures import cmd_plot as plot
 
     return plot(args)
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    from manetfair.cli_figures import cmd_timeline as timeline
+
+    return timeline(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,4 +1,5 @@
-"""The commands that draw and compare finished runs (`manetfair plot`), kept apart
+"""The commands that draw and compare finished runs (`manetfair plot`, `manetfair
+timeline`), kept apart
 from `manetfair.cli` so that the run commands' start-up does not grow."""
 
 from __future__ import annotations
@@ -51,4 +52,37 @@ def cmd_plot(args: argparse.Namespace) -> int:
         out = args.out if args.out is not None else Path(f"run-{args.run}")
     written = write_run_page(data, out)
     print(written[-1])
+    return 0
+
+
+def add_timeline(p: argparse.ArgumentParser) -> None:
+    p.add_argument("trace", type=Path, metavar="TRACE", help="a packet trace of `run --trace`")
+    p.add_argument(
+        "--from", dest="start", type=float, required=True, metavar="S", help="window start, s"
+    )
+    p.add_argument("--to", dest="end", type=float, required=True, metavar="S", help="window end, s")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="STEM",
+        help="writes STEM.png, STEM.svg and STEM.csv (default: TRACE's name + -timeline)",
+    )
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    import math
+
+    from manetfair import timeline
+
+    if not args.trace.is_file():
+        raise InputError(
+            f"{args.trace}: no such trace file (`manetfair run FILE --trace TRACE` writes one)"
+        )
+    if not (math.isfinite(args.start) and math.isfinite(args.end) and 0 <= args.start < args.end):
+        raise InputError(f"timeline: --from {args.start} --to {args.end}: need 0 <= from < to")
+    stem = args.out if args.out is not None else args.trace.with_name(args.trace.stem + "-timeline")
+    tl = timeline.read(args.trace, args.start, args.end)
+    title = f"{args.trace.name}: frames on the air, {args.start:g} s to {args.end:g} s"
+    for path in timeline.draw(tl, stem, title):
+        print(path)
     return 0
