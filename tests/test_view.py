@@ -69,6 +69,16 @@ def test_page_renders_nodes_routes_and_frames_in_chromium(page: Path) -> None:
     # The page opens on a data frame in the air, with its sender's ranges shown.
     assert re.search(r'<line class="frame"[^>]*data-kind="data"', html)
     assert re.search(r"transmitting", html)
+    # Every frame type of the run has a legend entry, and so has a loss.
+    legend = set(re.findall(r'class="frame-item" data-kind="(\w+)"', html))
+    assert legend == {"rts", "cts", "data", "ack", "lost"}
+    # Node counters: one row per node, frames sent so far counted.
+    rows = re.findall(r'<tr data-node="(\d+)"><td>\d+</td><td>([^<]*)</td><td>(\d+)</td>', html)
+    assert [int(r[0]) for r in rows] == list(range(5))
+    assert int(rows[0][2]) > 0 and rows[0][1] != ""
+    # The channel timeline under the animation draws the frames around the slider's time.
+    drawn = re.search(r'<canvas id="timeline"[^>]*data-frames="(\d+)"', html)
+    assert drawn and int(drawn.group(1)) > 0, html[-3000:]
 
 
 @needs_chromium
@@ -91,9 +101,9 @@ def test_screenshot_shows_nodes_and_a_route(page: Path, tmp_path: Path) -> None:
         return float((np.abs(img - target).max(axis=2) < 0.06).mean())
 
     assert share((0x1F, 0x4E, 0x79)) > 0.0005  # node blue
-    # Flow 0's route, #e63946 drawn at 55 % opacity over the background.
+    # Flow 0's route, #80b1d3 drawn at 90 % opacity over the background.
     route = tuple(
-        round(0.55 * c + 0.45 * b) for c, b in zip((0xE6, 0x39, 0x46), (0xFB, 0xFB, 0xF8))
+        round(0.9 * c + 0.1 * b) for c, b in zip((0x80, 0xB1, 0xD3), (0xFB, 0xFB, 0xF8))
     )
     assert share(route) > 0.0005
     assert share((0xFB, 0xFB, 0xF8)) > 0.3  # the stage's background

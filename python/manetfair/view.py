@@ -18,7 +18,7 @@ from manetfair.scenario import Scenario
 
 # More frames than this make a page too heavy to open; later ones are left out.
 MAX_FRAMES = 300_000
-FRAME_EVENTS = ["tx_start", "tx_end", "rx_lost"]
+FRAME_EVENTS = ["tx_start", "tx_end", "rx_lost", "drop"]
 
 
 def write_view(
@@ -43,17 +43,24 @@ def write_view(
             positions_path=str(positions),
         )
         summary = json.loads(summary_json)
-        data = view_data(sc, summary, trace, positions)
+        data = view_data(sc, summary, trace, positions, json.loads(traces_json))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(data), encoding="utf-8")
     return summary_json, traces_json
 
 
 def view_data(
-    sc: Scenario, summary: dict[str, Any], trace: Path, positions: Path
+    sc: Scenario,
+    summary: dict[str, Any],
+    trace: Path,
+    positions: Path,
+    traces: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The page's data: positions over time, frames on the air, losses at the
-    addressee, and each flow's route as the edges its data frames crossed."""
+    addressee, drops, each flow's route as the edges its data frames crossed, and the
+    nodes' queue series (`traces`) for their counters."""
+    from manetfair.timeline import FRAME_COLORS, FRAME_NAMES, LOST_COLOR
+
     canonical = json.loads(sc.canonical_json())
     pos_t: list[float] = []
     pos_x: list[list[float]] = []
@@ -72,6 +79,7 @@ def view_data(
 
     frames: list[list[Any]] = []
     lost: list[list[Any]] = []
+    drops: list[list[Any]] = []
     open_tx: dict[int, list[Any]] = {}
     edges: dict[int, set[tuple[int, int]]] = {}
     truncated = False
@@ -96,6 +104,8 @@ def view_data(
                 open_tx.pop(node)[1] = ev["t_ns"]
             elif ev["event"] == "rx_lost" and index.get(ev.get("ra")) == node:
                 lost.append([ev["t_ns"], node, ev.get("frame", "data")])
+            elif ev["event"] == "drop":
+                drops.append([ev["t_ns"], node, ev.get("cause", "")])
     flows = []
     for f in summary.get("flows", []):
         flows.append(
@@ -124,6 +134,14 @@ def view_data(
         "frames": frames,
         "max_frame_ns": max((e - s for s, e, *_ in frames), default=0),
         "lost": lost,
+        "drops": drops,
+        "queue": {
+            "bin_s": float((traces or {}).get("bin_s") or 1.0),
+            "pkts": list((traces or {}).get("queue_len_pkts") or []),
+        },
+        "frame_colors": FRAME_COLORS,
+        "frame_names": FRAME_NAMES,
+        "lost_color": LOST_COLOR,
         "flows": flows,
         "note": note,
     }
