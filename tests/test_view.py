@@ -102,8 +102,6 @@ def test_screenshot_shows_nodes_and_a_route(page: Path, tmp_path: Path) -> None:
 
     assert share((0x1F, 0x4E, 0x79)) > 0.0005  # node blue
     # Flow 0's route, #80b1d3 drawn at 90 % opacity over the background.
-    route = tuple(
-        round(0.9 * c + 0.1 * b) for c, b in zip((0x80, 0xB1, 0xD3), (0xFB, 0xFB, 0xF8))
-    )
+    route = tuple(round(0.9 * c + 0.1 * b) for c, b in zip((0x80, 0xB1, 0xD3), (0xFB, 0xFB, 0xF8)))
     assert share(route) > 0.0005
     assert share((0xFB, 0xFB, 0xF8)) > 0.3  # the stage's background
