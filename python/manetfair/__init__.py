@@ -12,16 +12,31 @@ from manetfair.errors import InputError
 from manetfair.scenario import Scenario
 
 if TYPE_CHECKING:
+    from manetfair.sweeps import results, sweep
     from manetfair.throttle import shares
 
-__all__ = ["InputError", "RunResult", "Scenario", "ScenarioError", "__version__", "run", "shares"]
+__all__ = [
+    "InputError",
+    "RunResult",
+    "Scenario",
+    "ScenarioError",
+    "__version__",
+    "results",
+    "run",
+    "shares",
+    "sweep",
+]
 
 
 def __getattr__(name: str) -> object:
-    """`manetfair.shares` is imported when first used: the throttle module
-    brings the runner and the results store, which `manetfair run` does not need."""
+    """`manetfair.shares`, `sweep` and `results` are imported when first used: they
+    bring the runner, the results store and pandas, which `manetfair run` does not need."""
     if name == "shares":
         from manetfair.throttle import shares
 
         return shares
+    if name in ("sweep", "results"):
+        from manetfair import sweeps
+
+        return getattr(sweeps, name)
     raise AttributeError(f"module 'manetfair' has no attribute {name!r}")

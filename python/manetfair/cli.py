@@ -262,6 +262,12 @@ def _add_sweep(sw: argparse.ArgumentParser) -> None:
     sw.add_argument("--store", type=Path, metavar="PATH", help=_store_help())
     sw.add_argument("--jobs", type=_jobs, metavar="N", help=_jobs_help())
     sw.add_argument("--json", action="store_true", help="print every run and the per-point means")
+    sw.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="also draw each summary metric against each swept axis into DIR (docs/figures.md)",
+    )
     sw.add_argument("--quiet", action="store_true")
     _backend_args(sw)
     sw.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MEMORY_HELP)
@@ -890,6 +896,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             )
         finally:
             _close_progress(options)
+    if args.out is not None:
+        from manetfair.sweeps import draw_outcomes
+
+        name = str(base.data.get("name", Path(args.file).stem))
+        for path in draw_outcomes(outcomes, keys, args.out, name):
+            _log(args, f"wrote {path}")
     runs = [claims.Run(o.spec.variant, o.spec.seed, o.summary) for o in outcomes]
     points = []
     for combo in itertools.product(*[values for _, values in axes]):
