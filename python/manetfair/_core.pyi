@@ -41,6 +41,8 @@ def run_scenario(
     trace_flows: list[int] | None = None,
     trace_events: list[str] | None = None,
     positions_path: str | None = None,
+    pcap_nodes: list[int] | None = None,
+    pcap_node_paths: list[str] | None = None,
 ) -> tuple[str, str]:
     """Runs one scenario; returns (summary JSON, traces JSON).
 
@@ -51,7 +53,9 @@ def run_scenario(
     the run got. `progress(now_s, duration_s)` is called once per simulated
     second, with `progress_events` as `progress(now_s, duration_s, events)`.
     `trace_path` receives every packet event as JSON lines (docs/trace.md),
-    `positions_path` every node's position each second.
+    `positions_path` every node's position each second. `pcap_nodes[i]` (a node
+    id) gets its own capture in `pcap_node_paths[i]`: the frames it sent and those
+    addressed to it that it decoded, as its own interface sees them.
     """
 
 def shares(

@@ -148,6 +148,14 @@ def _add_run(r: argparse.ArgumentParser) -> None:
         help="write every frame put on the air to FILE (pcap, 802.11 + radiotap)",
     )
     r.add_argument(
+        "--pcap-node",
+        type=int,
+        action="append",
+        metavar="ID",
+        help="also capture what node ID's own interface sees (repeatable): FILE-nodeID.pcap "
+        "beside --pcap FILE, else <scenario>-nodeID.pcap (docs/trace.md)",
+    )
+    r.add_argument(
         "--trace",
         type=Path,
         metavar="FILE",
@@ -554,12 +562,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.trace is None and any(filters):
         raise InputError("run: --trace-node, --trace-flow and --trace-event need --trace FILE")
     options: dict[str, Any] = {}
+    if args.pcap_node:
+        from manetfair.trace import node_capture_paths
+
+        if args.view is not None:
+            raise InputError("run: --pcap-node and --view: give --pcap-node with a plain run")
+        nodes = list(dict.fromkeys(args.pcap_node))
+        node_pcaps = node_capture_paths(Path(args.file), args.pcap, nodes)
+        options = {"pcap_nodes": nodes, "pcap_node_paths": [str(p) for p in node_pcaps]}
     trace = None
     if args.trace is not None:
         from manetfair.trace import TraceTarget
 
         trace = TraceTarget(args.trace)
-        options = {
+        options |= {
             "trace_path": str(trace.core_path),
             "trace_nodes": args.trace_node,
             "trace_flows": args.trace_flow,
@@ -589,6 +605,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         _log(args, f"wrote {args.view}")
     if args.pcap is not None:
         _log(args, f"wrote {args.pcap}")
+    for path in options.get("pcap_node_paths", []):
+        _log(args, f"wrote {path}")
     if args.out is not None:
         from manetfair.runplots import write_run_folder
 

@@ -535,7 +535,11 @@ def _page(summary: Mapping[str, Any], bin_s: float, figures: Sequence[Figure]) -
         )
     return ENV.get_template("run.html").render(
         page_title=f"{summary.get('name', 'run')}: run",
-        summary=summary,
+        meta={
+            k: summary.get(k, "")
+            for k in ("name", "seed", "simulator", "duration_s", "nodes")
+            + ("aggregate_kbps", "jain_index", "loss_pct")
+        },
         bin_s=bin_s,
         heads=[label for _, label in FLOW_COLUMNS],
         flows=flows,

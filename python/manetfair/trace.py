@@ -80,3 +80,12 @@ class TraceTarget:
             finally:
                 self._tmp.cleanup()
                 self._tmp = None
+
+
+def node_capture_paths(scenario: Path, pcap: Path | None, nodes: list[int]) -> list[Path]:
+    """Where `run --pcap-node N` writes node N's capture: beside the air capture,
+    `FILE-node<N>.pcap` for `--pcap FILE.pcap`; without one, `<scenario>-node<N>.pcap`
+    in the current directory (as ns-3 names per-device captures prefix-node-device)."""
+    if pcap is not None:
+        return [pcap.with_name(f"{pcap.stem}-node{n}{pcap.suffix or '.pcap'}") for n in nodes]
+    return [Path(f"{scenario.stem}-node{n}.pcap") for n in nodes]

@@ -208,7 +208,7 @@ fn io_error(path: &Path, e: &std::io::Error) -> PyErr {
 /// each simulated second is written there, one JSON line per instant.
 /// Like the capture, these files appear only once the run has finished.
 #[pyfunction]
-#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None, pcap_path = None, pcap_snaplen = 256, base_dir = None, max_memory = None, progress_events = false, trace_path = None, trace_nodes = None, trace_flows = None, trace_events = None, positions_path = None))]
+#[pyo3(signature = (text, fmt = "toml", origin = "<scenario>", seed = None, duration_s = None, progress = None, pcap_path = None, pcap_snaplen = 256, base_dir = None, max_memory = None, progress_events = false, trace_path = None, trace_nodes = None, trace_flows = None, trace_events = None, positions_path = None, pcap_nodes = None, pcap_node_paths = None))]
 #[allow(clippy::too_many_arguments)]
 fn run_scenario(
     py: Python<'_>,
@@ -228,6 +228,8 @@ fn run_scenario(
     trace_flows: Option<Vec<u32>>,
     trace_events: Option<Vec<String>>,
     positions_path: Option<PathBuf>,
+    pcap_nodes: Option<Vec<i64>>,
+    pcap_node_paths: Option<Vec<PathBuf>>,
 ) -> PyResult<(String, String)> {
     let l = Loading {
         text,
@@ -249,6 +251,18 @@ fn run_scenario(
         }
         None => None,
     };
+    // Per-node captures: node ids (the scenario's) and their files, pairwise.
+    let (nodes, paths) = (pcap_nodes.unwrap_or_default(), pcap_node_paths.unwrap_or_default());
+    if nodes.len() != paths.len() {
+        return Err(PyValueError::new_err("pcap_nodes and pcap_node_paths must pair up"));
+    }
+    let mut node_pcaps = Vec::new();
+    for (node, path) in nodes.into_iter().zip(paths) {
+        let i = sim
+            .enable_node_pcap(node, pcap_snaplen.max(64))
+            .map_err(ScenarioError::new_err)?;
+        node_pcaps.push((i, PcapOut::create(path)?));
+    }
     let mut trace = match trace_path {
         Some(p) => {
             let mut kinds = Vec::new();
@@ -285,6 +299,9 @@ fn run_scenario(
         if let Some(out) = trace.as_mut() {
             out.write(&sim.take_trace())?;
         }
+        for (i, out) in &mut node_pcaps {
+            out.write(&sim.take_node_pcap(*i))?;
+        }
         if let Err(e) = py.check_signals() {
             // Ctrl-C (or a subclass of KeyboardInterrupt) says how far the run got.
             if e.is_instance_of::<PyKeyboardInterrupt>(py) {
@@ -320,7 +337,8 @@ fn run_scenario(
             "internal error: the packet ledger does not balance at the end of {origin}; please report this scenario"
         )));
     }
-    for out in [pcap, trace, positions].into_iter().flatten() {
+    let nodes = node_pcaps.into_iter().map(|(_, out)| out);
+    for out in [pcap, trace, positions].into_iter().flatten().chain(nodes) {
         out.finish()?;
     }
     let wall_s = started.elapsed().as_secs_f64();

@@ -134,6 +134,8 @@ pub struct Simulator {
     movers: Vec<u32>,
     /// Every frame put on the air, as pcap bytes (when enabled).
     pcap: Option<crate::trace::pcap::PcapWriter>,
+    /// Per-node captures (`enable_node_pcap`): (internal node, writer).
+    node_pcaps: Vec<(u32, crate::trace::pcap::PcapWriter)>,
     /// Every packet event, as JSON lines (when enabled).
     trace: Option<crate::trace::events::TraceSink>,
     probe: Option<Probe>,
@@ -284,6 +286,7 @@ impl Simulator {
             finished: false,
             movers,
             pcap: None,
+            node_pcaps: Vec::new(),
             trace: None,
             probe: None,
             watched: false,
@@ -343,6 +346,64 @@ impl Simulator {
             if let Some(t) = self.trace.as_mut() {
                 t.record(self.q.now(), TraceEvent::drop(node, &p, cause));
             }
+        }
+    }
+
+    /// Starts a capture of what node `label` (the scenario's id) sees on
+    /// its own interface, as ns-3's per-device pcap: the frames it sends,
+    /// stamped at their start, and the frames addressed to it (or broadcast)
+    /// that it decodes, stamped at their end, with the power it received.
+    /// What the MAC does on its own stays inside it, as on a real station:
+    /// a data frame's retransmissions (§9.2.4: same MSDU, retry bit set) are
+    /// left out on the sending side, and a retransmitted copy of an MSDU
+    /// already taken in on the receiving side; so are frames overheard for
+    /// others. A TCP stream's segments then appear once per TCP
+    /// transmission, and Wireshark's TCP analysis counts the sender's own
+    /// retransmissions. Returns the capture's index for `take_node_pcap`,
+    /// or an error for an unknown id.
+    pub fn enable_node_pcap(&mut self, label: i64, snaplen: usize) -> Result<usize, String> {
+        let node = self
+            .sc
+            .node_ids
+            .iter()
+            .position(|&l| l == label)
+            .ok_or_else(|| format!("--pcap-node {label}: no such node in the scenario"))?;
+        self.node_pcaps
+            .push((node as u32, crate::trace::pcap::PcapWriter::new(snaplen)));
+        self.watched = true;
+        Ok(self.node_pcaps.len() - 1)
+    }
+
+    /// The bytes of node capture `i` since the last call (the header first).
+    pub fn take_node_pcap(&mut self, i: usize) -> Vec<u8> {
+        self.node_pcaps.get_mut(i).map(|(_, w)| w.take()).unwrap_or_default()
+    }
+
+    /// Records `frame` in the captures of `node`, if any.
+    #[inline(never)]
+    fn node_pcap_record(&mut self, now: SimTime, node: u32, air: u32, received: bool) {
+        let a = &self.air[air as usize];
+        if received && a.frame.rx != node && a.frame.rx != BROADCAST {
+            return;
+        }
+        if let Some(m) = a.frame.msdu.filter(|_| a.frame.retry) {
+            if !received || self.packets.is_handed_over(m.packet) {
+                return;
+            }
+        }
+        let msg = a
+            .packet
+            .as_ref()
+            .and_then(|p| p.body.routing_message())
+            .map(|m| self.routing.message(m));
+        let power = received
+            .then(|| self.channel.neighbors(a.frame.tx).iter().find(|nb| nb.node == node))
+            .flatten()
+            .map(|nb| nb.power_w);
+        for (n, w) in self.node_pcaps.iter_mut().filter(|(n, _)| *n == node) {
+            debug_assert_eq!(*n, node);
+            let ticket = w.record_pending(now, &a.frame, a.packet.as_ref(), msg, power);
+            w.resolve(ticket, true);
         }
     }
 
@@ -530,6 +591,9 @@ impl Simulator {
                 (self.air.len() - 1) as u32
             }
         };
+        if !self.node_pcaps.is_empty() {
+            self.node_pcap_record(now, node, id, false);
+        }
         if self.movers.is_empty() {
             self.air_rx[id as usize] = self.channel.lend_by_delay(node);
         } else {
@@ -814,6 +878,10 @@ impl Simulator {
                         end: now,
                     });
                 }
+                if !self.node_pcaps.is_empty() {
+                    self.node_pcap_record(now, node, air, true);
+                }
+                let frame = &self.air[air as usize].frame;
                 self.schemes.on_decoded(now, node, frame);
                 self.nodes[node as usize].mac.handle_rx(now, frame, &mut self.scratch);
                 self.carry_scratch(node, Some(air));

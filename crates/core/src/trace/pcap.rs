@@ -69,11 +69,35 @@ fn ip_addr(node: u32) -> [u8; 4] {
 
 /// The Internet checksum (RFC 1071) of an IPv4 header.
 fn ip_checksum(h: &[u8]) -> u16 {
-    let mut sum: u32 = h.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    fold(words(h))
+}
+
+/// Σ of the 16-bit big-endian words of `b` (an odd last byte padded with 0).
+fn words(b: &[u8]) -> u32 {
+    b.chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum()
+}
+
+/// The one's complement of the one's-complement sum `sum`.
+fn fold(mut sum: u32) -> u16 {
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     !(sum as u16)
+}
+
+/// The TCP (RFC 793 §3.1) or UDP (RFC 768) checksum over the IPv4
+/// pseudo-header and `segment`, the header with its checksum field zero and
+/// whatever payload bytes are not zeros (zeros add nothing to the sum, so
+/// the payload the capture leaves out, all zeros, need not be there).
+/// UDP sends a computed 0 as 0xffff (0 means no checksum).
+fn l4_checksum(src: [u8; 4], dst: [u8; 4], proto: u8, len: u16, segment: &[u8]) -> u16 {
+    let pseudo = words(&src) + words(&dst) + u32::from(proto) + u32::from(len);
+    match fold(pseudo + words(segment)) {
+        0 if proto == 17 => 0xffff,
+        c => c,
+    }
 }
 
 impl PcapWriter {
@@ -218,6 +242,9 @@ impl PcapWriter {
         fr.extend_from_slice(&ip_addr(p.dst));
         let sum = ip_checksum(&fr[ip_start..ip_start + 20]);
         fr[ip_start + 10..ip_start + 12].copy_from_slice(&sum.to_be_bytes());
+        let l4 = fr.len();
+        let l4_len = p.bytes.saturating_sub(20).min(65535) as u16;
+        let (src, dst) = (ip_addr(p.src), ip_addr(p.dst));
         if let Body::Tcp(s) = p.body {
             // Data segments go src -> dst, ACKs back: swap the ports for ACKs.
             let (sp, dp) = if s.is_ack { (dport, sport) } else { (sport, dport) };
@@ -228,15 +255,19 @@ impl PcapWriter {
             fr.extend_from_slice(&[0x50, if s.is_ack { 0x10 } else { 0x18 }]);
             fr.extend_from_slice(&65535u16.to_be_bytes());
             fr.extend_from_slice(&[0, 0, 0, 0]);
+            let sum = l4_checksum(src, dst, 6, l4_len, &fr[l4..]);
+            fr[l4 + 16..l4 + 18].copy_from_slice(&sum.to_be_bytes());
             return;
         }
         fr.extend_from_slice(&sport.to_be_bytes());
         fr.extend_from_slice(&dport.to_be_bytes());
-        fr.extend_from_slice(&(p.bytes.saturating_sub(20).min(65535) as u16).to_be_bytes());
+        fr.extend_from_slice(&l4_len.to_be_bytes());
         fr.extend_from_slice(&[0, 0]);
         if let Some(m) = aodv {
             Self::aodv_message(fr, m);
         }
+        let sum = l4_checksum(src, dst, 17, l4_len, &fr[l4..]);
+        fr[l4 + 6..l4 + 8].copy_from_slice(&sum.to_be_bytes());
     }
 
     /// RFC 3561 §5.1-5.4 layouts.
@@ -370,6 +401,24 @@ mod tests {
         assert_eq!(&ip[12..20], &[10, 0, 0, 1, 10, 0, 0, 5]);
         assert_eq!(ip_checksum(&ip[..20]), 0, "a header with its checksum sums to zero");
         assert_eq!(u32::from_be_bytes(ip[24..28].try_into().unwrap()), 7000);
+        // The TCP checksum verifies: over the pseudo-header and the whole
+        // segment (1020 bytes, zeros past what the capture keeps) it sums to 0.
+        let mut full = ip[20..].to_vec();
+        full.resize(1020, 0);
+        assert_ne!(u16::from_be_bytes([ip[36], ip[37]]), 0);
+        assert_eq!(l4_checksum([10, 0, 0, 1], [10, 0, 0, 5], 6, 1020, &full), 0);
+    }
+
+    #[test]
+    fn udp_checksum_verifies_and_is_never_sent_as_zero() {
+        // RFC 1071's example words, as a segment: the sum of everything,
+        // checksum included, folds to 0, which UDP sends as 0xffff.
+        let seg = [0x00u8, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7, 0, 0];
+        let sum = l4_checksum([10, 0, 0, 1], [10, 0, 0, 2], 17, 10, &seg);
+        let mut with = seg;
+        with[8..10].copy_from_slice(&sum.to_be_bytes());
+        assert_eq!(l4_checksum([10, 0, 0, 1], [10, 0, 0, 2], 17, 10, &with), 0xffff);
+        assert_eq!(fold(0xffff), 0);
     }
 
     #[test]
