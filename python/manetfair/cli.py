@@ -330,6 +330,12 @@ def _add_timeline(p: argparse.ArgumentParser) -> None:
     add_timeline(p)
 
 
+def _add_compare(p: argparse.ArgumentParser) -> None:
+    from manetfair.cli_figures import add_compare
+
+    add_compare(p)
+
+
 # Each subcommand: the function that adds its arguments, its help line and description.
 _SUBCOMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], str, str | None]] = {
     "run": (_add_run, "run one scenario", None),
@@ -351,6 +357,7 @@ _SUBCOMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], str, st
     "export": (_add_export, "export the results store to Parquet or CSV", None),
     "plot": (_add_plot, "draw a finished run's figures into a page", None),
     "timeline": (_add_timeline, "draw the frames on the air in a window of a trace", None),
+    "compare": (_add_compare, "compare two runs, or two reproductions' claims", None),
 }
 
 
@@ -394,6 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export": cmd_export,
         "plot": cmd_plot,
         "timeline": cmd_timeline,
+        "compare": cmd_compare,
     }
     from manetfair import _core
 
@@ -1088,6 +1096,12 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     from manetfair.cli_figures import cmd_timeline as timeline
 
     return timeline(args)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from manetfair.cli_figures import cmd_compare as compare
+
+    return compare(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

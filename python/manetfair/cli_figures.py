@@ -86,3 +86,44 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     for path in timeline.draw(tl, stem, title):
         print(path)
     return 0
+
+
+def add_compare(p: argparse.ArgumentParser) -> None:
+    for side in ("a", "b"):
+        p.add_argument(
+            side,
+            metavar=side.upper(),
+            help="a run folder, a run id (with --store), a report folder, a `reproduce "
+            "--json` file, or a results store PATH.duckdb[@VERSION]",
+        )
+    p.add_argument("--store", type=Path, metavar="PATH", help="the store run ids are looked up in")
+    p.add_argument(
+        "--rel-tol",
+        type=float,
+        default=0.01,
+        metavar="X",
+        help="mark numbers that differ by more than this fraction (default 0.01)",
+    )
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="also write compare.json, compare.txt and, for two runs, overlaid figures",
+    )
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    import json
+    import math
+
+    from manetfair import compare
+
+    if not (math.isfinite(args.rel_tol) and args.rel_tol >= 0):
+        raise InputError(f"compare: --rel-tol {args.rel_tol}: need a number >= 0")
+    a, b = compare.load(args.a, args.store), compare.load(args.b, args.store)
+    doc = compare.compare(a, b, args.rel_tol)
+    if args.out is not None:
+        compare.write(doc, a, b, args.out)
+    print(json.dumps(doc) if args.json else compare.text(doc), end="\n" if args.json else "")
+    return 0
