@@ -79,6 +79,9 @@ def test_report_pages_figures_and_links_load_in_chromium(tmp_path):
                 if target.suffix == ".html":
                     todo.append(target)
         assert {p.name for p in seen} >= {"index.html", *(f"{i}.html" for i in IDS)}
+        # Each experiment's table of variants links the page of a run (runplots).
+        run_pages = {p for p in seen if p.parent.parent.name == "runs"}
+        assert len(run_pages) >= len(IDS)
         # Every experiment page shows its figure and its topology.
         assert images >= 2 * len(IDS)
         driver.get((out / "nred-fig13.html").as_uri())

@@ -823,7 +823,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 )
             finally:
                 _close_progress(options)
-        report.write(results, args.out, drawn_in=drawn_in, timing=timing)
+        report.write(results, args.out, drawn_in=drawn_in, timing=timing, store_path=store.path)
     _log(args, f"report: {args.out / 'index.html'}")
     if args.json:
         print(json.dumps(to_json(results)))

@@ -51,6 +51,7 @@ def write(
     *,
     drawn_in: Path | None = None,
     timing: Timing | None = None,
+    store_path: Path | None = None,
 ) -> list[Path]:
     """Writes index.md, index.html and per available experiment <id>.md, <id>.html,
     <id>.json, the figure <id>.png and the topology <id>-topology.png; runs under the
@@ -60,6 +61,9 @@ def write(
     Plots already drawn into `drawn_in` (the batch drew them while others simulated,
     `ExperimentResult.drawn`) are moved into place; the others are drawn here. With
     `timing`, the index's footer says where the time went, and `timing.json` keeps it.
+    With `store_path` (the results store the runs are in), the first seed's run of each
+    variant (of the first RUN_PAGES variants) gets a page of its own under `runs/<id>/`
+    (manetfair.runplots), linked from the experiment's table of variants.
     """
     from manetfair import report_reception
 
@@ -84,8 +88,10 @@ def write(
         else:
             drawn, topo_drawn = plots.draw(r, out, exp_id)
         written += [p for p, ok in ((png, drawn), (topo, topo_drawn)) if ok]
+        pages = _run_pages(r, out, store_path) if store_path is not None else {}
+        written += [out / href for href in pages.values()]
         md, page = _experiment_page(
-            r, png.name if drawn else None, topo.name if topo_drawn else None, stamp
+            r, png.name if drawn else None, topo.name if topo_drawn else None, stamp, pages
         )
         written.append(_write(out / f"{exp_id}.md", md))
         written.append(_write(out / f"{exp_id}.html", page))
@@ -315,8 +321,45 @@ def _availability(exp: Any) -> tuple[bool, str]:
     return result
 
 
+# Variants of one experiment that get a page of their run in the report: each page
+# is six figures, about a second to draw.
+RUN_PAGES = 6
+
+
+def _run_pages(r: ExperimentResult, out: Path, store_path: Path) -> dict[int, str]:
+    """Draws the page of the first seed's run of each of the first RUN_PAGES variants;
+    variant index -> the page's path relative to `out`."""
+    from manetfair.runplots import RunData, write_run_page
+    from manetfair.store import ResultsStore
+
+    firsts: dict[int, str] = {}
+    variants: list[dict[str, Any]] = []
+    for o in sorted(r.outcomes, key=lambda o: o.spec.seed):
+        if o.spec.variant not in variants:
+            variants.append(o.spec.variant)
+            if len(variants) <= RUN_PAGES:
+                firsts[len(variants) - 1] = o.run_id
+    # The variant table lists variants in the order of the outcomes.
+    order = []
+    for o in r.outcomes:
+        if o.spec.variant not in order:
+            order.append(o.spec.variant)
+    pages: dict[int, str] = {}
+    with ResultsStore(store_path, read_only=True) as store:
+        for i, run_id in firsts.items():
+            folder = out / "runs" / run_id
+            if not (folder / "index.html").is_file():
+                write_run_page(RunData.of_stored(store, run_id), folder)
+            pages[order.index(variants[i])] = f"runs/{run_id}/index.html"
+    return pages
+
+
 def _experiment_page(
-    r: ExperimentResult, png: str | None, topo: str | None, stamp: Mapping[str, str]
+    r: ExperimentResult,
+    png: str | None,
+    topo: str | None,
+    stamp: Mapping[str, str],
+    pages: Mapping[int, str] | None = None,
 ) -> tuple[str, str]:
     from manetfair.report_reception import title_suffix
 
@@ -366,7 +409,7 @@ def _experiment_page(
             for c, why in exp.pending_claims()
         ],
         interval_note=INTERVAL_NOTE,
-        variants=_variant_table(r),
+        variants=_variant_table(r, pages or {}),
         notes=exp.notes.strip(),
     )
 
@@ -396,9 +439,9 @@ def _paper_text(claim: Mapping[str, Any]) -> str:
     return text if claim.get("test", "within") == "within" else f"{text} (threshold)"
 
 
-def _variant_table(r: ExperimentResult) -> dict[str, list[Any]]:
+def _variant_table(r: ExperimentResult, pages: Mapping[int, str]) -> dict[str, list[Any]]:
     """Per variant: its axis values, seeds, and the aggregate, Jain index and u
-    (mean, lowest-highest seed)."""
+    (mean, lowest-highest seed); `pages` (variant index -> href) its run's page."""
     variants: list[dict[str, Any]] = []
     for o in r.outcomes:
         if o.spec.variant not in variants:
@@ -417,7 +460,10 @@ def _variant_table(r: ExperimentResult) -> dict[str, list[Any]]:
             ]
             cells.append(_range(plots.seed_range(values)))
         rows.append(cells)
-    return {"head": head, "rows": rows}
+    links = [pages.get(i) for i in range(len(rows))] if pages else []
+    if links:
+        head.append("first seed's run")
+    return {"head": head, "rows": rows, "links": links}
 
 
 def _range(point: tuple[float, float, float]) -> str:
