@@ -322,8 +322,9 @@ def _availability(exp: Any) -> tuple[bool, str]:
 
 
 # Variants of one experiment that get a page of their run in the report: each page
-# is six figures, about a second to draw.
-RUN_PAGES = 6
+# is six figures, one to two seconds to draw: a quick reproduction of every
+# experiment stays within minutes.
+RUN_PAGES = 2
 
 
 def _run_pages(r: ExperimentResult, out: Path, store_path: Path) -> dict[int, str]:
