@@ -892,8 +892,12 @@ impl Dcf {
         self.phy_busy
     }
 
+    /// The medium turned busy. EIFS, if due, is over: it follows only the
+    /// idle period right after the erroneous frame (§9.3.2.3.7); a later
+    /// busy period that ends in error sets it again (`handle_rx_error`).
     pub fn handle_medium_busy(&mut self, now: SimTime) {
         self.phy_busy = true;
+        self.use_eifs = false;
         self.freeze(now);
     }
 

@@ -800,3 +800,26 @@ fn backoff_after_a_cts_timeout_counts_from_the_timeout() {
         );
     }
 }
+
+/// EIFS follows the erroneous frame only (§9.3.2.3.7: it "shall begin
+/// following indication by the PHY that the medium is idle after detection
+/// of the erroneous frame"): after a later busy period that ended without
+/// an error, DIFS applies again.
+///
+/// ```text
+///  C: |--- frame, in error ---|   |--- sensed, no error ---|DIFS|
+///     0                      300 400                      700  750
+/// ```
+#[test]
+fn eifs_is_not_used_after_a_later_busy_period() {
+    let mut c = dcf(C, 4);
+    let mut out = Vec::new();
+    c.handle_medium_busy(us(0));
+    c.handle_rx_error(us(300));
+    c.handle_medium_idle(us(300), &mut out);
+    c.handle_medium_busy(us(400));
+    c.handle_medium_idle(us(700), &mut out);
+    let mut out = Vec::new();
+    c.handle_msdu(us(710), msdu(), B, &mut out);
+    assert_eq!(timer(&out, MacTimer::Access).unwrap().0, us(750));
+}
