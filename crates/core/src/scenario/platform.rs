@@ -66,6 +66,10 @@ pub struct Ns2Rules {
     /// inflation (`tcp.cc` `timeout` :1912, `slowdown` :1241-1330,
     /// `windowd` :904; `tcp-newreno.cc` keeps the inflation in `dupwnd_`).
     pub rto_ssthresh_window: bool,
+    /// ns-2's ARP (`mac/arp.cc`, `net::arp`): one packet held per
+    /// unresolved next hop, a request repeated only when a new packet
+    /// arrives. An artefact, off even under `platform = "ns2"` unless set.
+    pub arp: bool,
 }
 
 impl Ns2Rules {
