@@ -114,6 +114,19 @@ cw_min = 31                   # CWMin_ 31
 cw_max = 1023                 # CWMax_ 1023
 eifs_after_sensed = true      # frames below RXThresh_ reach the MAC in error
 
+[routing.aodv]                # ns-2.35 aodv/aodv.h
+active_route_timeout_ms = 10000   # ACTIVE_ROUTE_TIMEOUT 10 s
+my_route_timeout_ms = 10000       # MY_ROUTE_TIMEOUT 10 s
+node_traversal_time_ms = 30       # NODE_TRAVERSAL_TIME 0.03 s
+net_diameter = 30                 # NETWORK_DIAMETER
+timeout_buffer = 0                # 2 x TTL x NODE_TRAVERSAL_TIME per ring
+ttl_start = 5                     # TTL_START
+rreq_retries = 3                  # RREQ_RETRIES
+path_discovery_time_ms = 6000     # BCAST_ID_SAVE 6 s
+rreq_ratelimit_per_s = 0          # no rate limit
+rerr_ratelimit_per_s = 0
+local_repair = true               # AODV_LOCAL_REPAIR
+
 [tcp]
 max_window_pkts = 20          # Agent/TCP window_ 20
 initial_cwnd_pkts = 2         # windowInit_ 2
