@@ -123,3 +123,31 @@ def test_run_page_renders_in_chromium_without_console_errors(run_dir: Path) -> N
         assert errors == []
     finally:
         driver.quit()
+
+
+def test_report_figures_write_the_numbers_they_draw(tmp_path: Path) -> None:
+    from manetfair.plots import _pyplot, figure_data
+
+    plt = _pyplot()
+    fig, (top, bottom) = plt.subplots(2, 1)
+    top.set_title("throughput")
+    top.errorbar([1, 2], [10.0, 20.0], yerr=[[1.0, 2.0], [3.0, 4.0]], label="measured")
+    top.plot([1, 2], [12.0, 18.0], ls="none", marker="D", label="paper")
+    bottom.set_title("queues")
+    bottom.bar([0, 1], [5.0, 7.0], label="nodes")
+    bottom.set_xticks([0, 1], ["node a", "node b"])
+    figure_data(fig, tmp_path / "f.csv")
+    plt.close(fig)
+    rows = _rows(tmp_path / "f.csv")
+    got = [
+        (r["panel"], r["series"], r["x"], r["x_label"], r["y"], r["y_low"], r["y_high"])
+        for r in rows
+    ]
+    assert got == [
+        ("throughput", "measured", "1", "", "10.0", "9.0", "13.0"),
+        ("throughput", "measured", "2", "", "20.0", "18.0", "24.0"),
+        ("throughput", "paper", "1", "", "12.0", "", ""),
+        ("throughput", "paper", "2", "", "18.0", "", ""),
+        ("queues", "nodes", "0.0", "node a", "5.0", "", ""),
+        ("queues", "nodes", "1.0", "node b", "7.0", "", ""),
+    ]

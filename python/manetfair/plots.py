@@ -42,6 +42,8 @@ def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
+    # SVG element ids from a fixed salt: equal figures, equal bytes.
+    matplotlib.rcParams["svg.hashsalt"] = "manetfair"
     import matplotlib.pyplot as plt
 
     return plt
@@ -93,8 +95,69 @@ def figure(r: ExperimentResult, path: Path) -> bool:
         )
         fig.tight_layout(rect=(0, 0.02, 1, 1))
         fig.savefig(path)
+        fig.savefig(path.with_suffix(".svg"), metadata={"Date": None})
+        figure_data(fig, path.with_suffix(".csv"))
     finally:
         plt.close(fig)
+    return True
+
+
+def figure_data(fig: Any, path: Path) -> Path:
+    """The numbers a figure draws, as CSV: one row per point of every line, bar and
+    error bar of every panel (`panel`, `series`, `x`, `x_label` where the axis names
+    its ticks, `y`, `y_low`, `y_high` for error bars), so that it can be re-plotted
+    in one's own style."""
+    import csv
+
+    rows: list[list[Any]] = []
+    for i, ax in enumerate(fig.axes):
+        panel = ax.get_title() or ax.get_ylabel() or str(i)
+        ticks = {float(t): lab.get_text() for t, lab in zip(ax.get_xticks(), ax.get_xticklabels())}
+        named = any(t and not _is_number_text(t) for t in ticks.values())
+        seen: set[int] = set()
+
+        def add(series: str, x: Any, y: Any, lo: Any = None, hi: Any = None) -> None:
+            label = ticks.get(float(x), "") if named else ""
+            rows.append([panel, series, x, label, y, lo, hi])
+
+        for c in ax.containers:
+            name = c.get_label() if not str(c.get_label()).startswith("_") else ""
+            bars = getattr(c, "patches", None)
+            err = c if hasattr(c, "has_yerr") else getattr(c, "errorbar", None)
+            spans: dict[float, tuple[float, float]] = {}
+            if err is not None:
+                line, _, cols = err.lines
+                if line is not None:
+                    seen.add(id(line))
+                for col in cols:
+                    for seg in col.get_segments():
+                        (x0, y0), (_, y1) = seg[0], seg[-1]
+                        spans[float(x0)] = (min(y0, y1), max(y0, y1))
+            if bars:
+                for b in bars:
+                    x = b.get_x() + b.get_width() / 2
+                    add(name, x, b.get_height(), *spans.get(float(x), (None, None)))
+            elif err is not None and err.lines[0] is not None:
+                for x, y in zip(*err.lines[0].get_data()):
+                    add(name, x, y, *spans.get(float(x), (None, None)))
+        for line in ax.get_lines():
+            if id(line) in seen:
+                continue
+            name = line.get_label() if not str(line.get_label()).startswith("_") else ""
+            for x, y in zip(*line.get_data()):
+                add(name, x, y)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["panel", "series", "x", "x_label", "y", "y_low", "y_high"])
+        w.writerows([["" if v is None else v for v in row] for row in rows])
+    return path
+
+
+def _is_number_text(text: str) -> bool:
+    try:
+        float(text.replace("\u2212", "-"))
+    except ValueError:
+        return False
     return True
 
 

@@ -85,9 +85,14 @@ def write(
             for path, ok in ((png, drawn), (topo, topo_drawn)):
                 if ok:
                     os.replace(drawn_in / path.name, path)
+            if drawn:
+                for companion in (png.with_suffix(".svg"), png.with_suffix(".csv")):
+                    os.replace(drawn_in / companion.name, companion)
         else:
             drawn, topo_drawn = plots.draw(r, out, exp_id)
         written += [p for p, ok in ((png, drawn), (topo, topo_drawn)) if ok]
+        if drawn:
+            written += [png.with_suffix(".svg"), png.with_suffix(".csv")]
         pages = _run_pages(r, out, store_path) if store_path is not None else {}
         written += [out / href for href in pages.values()]
         md, page = _experiment_page(
