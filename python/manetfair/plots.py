@@ -115,11 +115,7 @@ def figure_data(fig: Any, path: Path) -> Path:
         ticks = {float(t): lab.get_text() for t, lab in zip(ax.get_xticks(), ax.get_xticklabels())}
         named = any(t and not _is_number_text(t) for t in ticks.values())
         seen: set[int] = set()
-
-        def add(series: str, x: Any, y: Any, lo: Any = None, hi: Any = None) -> None:
-            label = ticks.get(float(x), "") if named else ""
-            rows.append([panel, series, x, label, y, lo, hi])
-
+        points: list[tuple[str, Any, Any, Any, Any]] = []  # series, x, y, low, high
         for c in ax.containers:
             name = c.get_label() if not str(c.get_label()).startswith("_") else ""
             bars = getattr(c, "patches", None)
@@ -136,16 +132,18 @@ def figure_data(fig: Any, path: Path) -> Path:
             if bars:
                 for b in bars:
                     x = b.get_x() + b.get_width() / 2
-                    add(name, x, b.get_height(), *spans.get(float(x), (None, None)))
+                    points.append((name, x, b.get_height(), *spans.get(float(x), (None, None))))
             elif err is not None and err.lines[0] is not None:
                 for x, y in zip(*err.lines[0].get_data()):
-                    add(name, x, y, *spans.get(float(x), (None, None)))
+                    points.append((name, x, y, *spans.get(float(x), (None, None))))
         for line in ax.get_lines():
             if id(line) in seen:
                 continue
             name = line.get_label() if not str(line.get_label()).startswith("_") else ""
-            for x, y in zip(*line.get_data()):
-                add(name, x, y)
+            points += [(name, x, y, None, None) for x, y in zip(*line.get_data())]
+        for name, x, y, lo, hi in points:
+            label = ticks.get(float(x), "") if named else ""
+            rows.append([panel, name, x, label, y, lo, hi])
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["panel", "series", "x", "x_label", "y", "y_low", "y_high"])
