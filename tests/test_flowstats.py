@@ -32,7 +32,7 @@ src = 0
 dst = 3
 transport = "udp"
 app = "cbr"
-rate_kbps = 600.0
+rate_kbps = 400.0
 packet_bytes = 1000
 start_s = 0.5
 
