@@ -95,10 +95,10 @@ def write(
         written += [p for p, ok in ((png, drawn), (topo, topo_drawn)) if ok]
         if drawn:
             written += [png.with_suffix(".svg"), png.with_suffix(".csv")]
-        pages = _run_pages(r, out, store_path) if store_path is not None else {}
-        written += [out / href for href in pages.values()]
+        run_pages = _run_pages(r, out, store_path) if store_path is not None else {}
+        written += [out / href for href in run_pages.values()]
         md, page = _experiment_page(
-            r, png.name if drawn else None, topo.name if topo_drawn else None, stamp, pages
+            r, png.name if drawn else None, topo.name if topo_drawn else None, stamp, run_pages
         )
         written.append(_write(out / f"{exp_id}.md", md))
         written.append(_write(out / f"{exp_id}.html", page))
@@ -342,30 +342,26 @@ RUN_PAGES = 2
 
 
 def _run_pages(r: ExperimentResult, out: Path, store_path: Path) -> dict[int, str]:
-    """Draws the page of the first seed's run of each of the first RUN_PAGES variants;
-    variant index -> the page's path relative to `out`."""
+    """Draws the page of the first seed's run of each of the first RUN_PAGES variants
+    (in the order of the table of variants); variant index -> the page's path
+    relative to `out`."""
     from manetfair.runplots import RunData, write_run_page
     from manetfair.store import ResultsStore
 
-    firsts: dict[int, str] = {}
-    variants: list[dict[str, Any]] = []
-    for o in sorted(r.outcomes, key=lambda o: o.spec.seed):
-        if o.spec.variant not in variants:
-            variants.append(o.spec.variant)
-            if len(variants) <= RUN_PAGES:
-                firsts[len(variants) - 1] = o.run_id
-    # The variant table lists variants in the order of the outcomes.
-    order = []
+    order: list[dict[str, Any]] = []
     for o in r.outcomes:
         if o.spec.variant not in order:
             order.append(o.spec.variant)
     pages: dict[int, str] = {}
     with ResultsStore(store_path, read_only=True) as store:
-        for i, run_id in firsts.items():
-            folder = out / "runs" / run_id
+        for i, variant in enumerate(order[:RUN_PAGES]):
+            first = min(
+                (o for o in r.outcomes if o.spec.variant == variant), key=lambda o: o.spec.seed
+            )
+            folder = out / "runs" / first.run_id
             if not (folder / "index.html").is_file():
-                write_run_page(RunData.of_stored(store, run_id), folder)
-            pages[order.index(variants[i])] = f"runs/{run_id}/index.html"
+                write_run_page(RunData.of_stored(store, first.run_id), folder)
+            pages[i] = f"runs/{first.run_id}/index.html"
     return pages
 
 
