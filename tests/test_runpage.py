@@ -151,3 +151,20 @@ def test_report_figures_write_the_numbers_they_draw(tmp_path: Path) -> None:
         ("queues", "nodes", "0.0", "node a", "5.0", "", ""),
         ("queues", "nodes", "1.0", "node b", "7.0", "", ""),
     ]
+
+
+def test_a_random_field_at_another_seed_draws_its_own_routes(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    args = ["run", str(REPO / "examples" / "random.toml"), "--seed", "3", "--duration", "3"]
+    proc = run_cli([*args, "--out", str(out), "--quiet"], fake=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    flows = json.loads((out / "summary.json").read_text())["flows"]
+    routes = _rows(out / "routes.csv")
+    for f in flows:
+        hops = [(int(r["from"]), int(r["to"])) for r in routes if int(r["flow"]) == f["id"]]
+        assert hops and hops[0][0] == f["src"] and hops[-1][1] == f["dst"], (f, hops)
+        assert all(a[1] == b[0] for a, b in zip(hops, hops[1:]))
+        assert len(hops) == f["hops"]
+    assert (
+        len(_rows(out / "topology.csv")) == json.loads((out / "summary.json").read_text())["nodes"]
+    )

@@ -58,10 +58,9 @@ def node_positions(sc: Scenario) -> dict[Any, tuple[float, float]]:
     is all the placement draws on; no flows, so no start time is in the way)."""
     import tempfile
 
-    from manetfair.scenario import load
-
     keep = ("name", "seed", "radio", "topology", "node", "mobility")
-    bare = load({**{k: v for k, v in sc.data.items() if k in keep}, "duration_s": 1e-3})
+    data = {**{k: v for k, v in sc.data.items() if k in keep}, "duration_s": 1e-3}
+    bare = Scenario(data, origin=sc.origin, base_dir=sc.base_dir)
     with tempfile.TemporaryDirectory(prefix="manetfair-pos-") as tmp:
         path = Path(tmp) / "positions.jsonl"
         try:
@@ -78,8 +77,10 @@ def node_positions(sc: Scenario) -> dict[Any, tuple[float, float]]:
 def flow_paths(sc: Scenario) -> dict[int, list[Any]]:
     """Each flow's route at the start, as the core's static routing computes it (the
     path `manetfair shares` reports; AODV may find others); empty if it cannot say."""
+    from manetfair.throttle import report, without_shaping
+
     try:
-        shares = json.loads(sc._call_core("shares"))
+        shares = report(without_shaping(sc))
     except Exception:  # noqa: BLE001 - a picture without routes is still a picture
         return {}
     return {int(f["id"]): list(f.get("path", [])) for f in shares.get("flows", [])}
