@@ -679,7 +679,7 @@ impl Simulator {
         for (lost, why) in losses.iter() {
             self.count_collision(now, node, lost, why);
         }
-        if losses.captured {
+        if losses.captured() {
             self.nodes[node as usize].mac.captured(now, arrival.airtime());
         }
         if !was_busy {
