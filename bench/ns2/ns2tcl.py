@@ -212,11 +212,14 @@ def script(
     trace: bool = True,
     mac_trace: bool = True,
     router_trace: bool = False,
+    tcp_ip_header: bool = False,
 ) -> str:
     """The ns-2.35 script of ``sc`` (canonical, from :func:`canonical`) with ``seed``.
 
     ``arp``: ``"filled"`` gives every node its neighbours' MAC addresses before
     the run (static routes never ARP anyway); ``"ns2"`` leaves ns-2's ARP as it is.
+    ``tcp_ip_header``: static routes add 20 bytes of IP header to TCP segments
+    too, as DSDV does (AODV, and the default, add it to other packets only).
     ``trace=False`` writes no trace at all (to time the simulation alone).
     ``agent_lib`` is the library of ``agent/static_route.cc`` (static routes, ARP filling).
     """
@@ -306,7 +309,7 @@ def script(
     for k, v in macp.items():
         add(f"Mac/802_11 set {k} {v}")
     if protocol == "static":
-        add("Agent/StaticRoute set ipHeaderBytes_ 20")
+        add(f"Agent/StaticRoute set tcpIpHeader_ {int(tcp_ip_header)}")
         add("Simulator instproc create-static-route-agent {node} {")
         add("    set ragent [new Agent/StaticRoute]")
         add("    $ragent addr [$node node-addr]")
@@ -398,6 +401,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("scenario", type=Path)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--arp", choices=("filled", "ns2"), default="filled")
+    ap.add_argument("--tcp-ip-header", action="store_true", help="IP header on TCP too (DSDV)")
     ap.add_argument("--no-trace", action="store_true", help="write no trace (timing)")
     ap.add_argument(
         "--agent-lib",
@@ -412,6 +416,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             seed=args.seed,
             agent_lib=args.agent_lib.resolve(),
             arp=args.arp,
+            tcp_ip_header=args.tcp_ip_header,
             trace=not args.no_trace,
         ),
         end="",

@@ -20,6 +20,10 @@ What is counted:
   needed more than one RTS, or never got a CTS, failed its first attempt.
   The frames sent without RTS (broadcasts) are not counted.
 - **frames sent** per MAC frame type and **drops** per layer, reason and type.
+
+The new format names no type for RTS, CTS and ACK frames (``format_mac_common``
+prints only the MAC header's fields), so from it only deliveries and drops are
+read; the scripts write the old format.
 """
 
 from __future__ import annotations
@@ -140,10 +144,10 @@ class TraceStats:
             return
         if c not in "srfD" or len(line) < 2:
             return
-        if line[1] == " ":
-            self._old(line)
-        elif line[1:4] == " -t":
+        if line.startswith(" -t ", 1):
             self._new(line)
+        elif line[1] == " ":
+            self._old(line)
 
     def _old(self, line: str) -> None:
         # s 1.000115000 _0_ MAC  --- 0 RTS 44 [4b6 1 0 0] [...IP...] [seq ack] ...
@@ -168,28 +172,17 @@ class TraceStats:
             self._agt_recv(float(t), (int(sa), int(sp), int(da), int(dp)), seq)
 
     def _new(self, line: str) -> None:
-        # s -t 1.0 -Hs 0 -Hd -2 -Ni 0 ... -Nl AGT -Nw --- ... -Is 0.0 -Id 4.0 -It tcp -Il 40
+        # r -t 1.0 -Hs 2 -Hd 2 -Ni 2 ... -Nl AGT -Nw --- ... -Is 0.0 -Id 2.0 -It tcp ... -Ps 0
         w = line.split()
-        ev = w[0]
-        kv: dict[str, str] = {}
-        for k, v in zip(w[1::2], w[2::2]):
-            kv[k] = v
-        layer, reason = kv.get("-Nl", ""), kv.get("-Nw", "---")
-        ptype = kv.get("-It", kv.get("-Mt", ""))
-        node = int(kv.get("-Ni", "-1"))
-        t = float(kv.get("-t", "0"))
-        if layer == "MAC":
-            mtype = kv.get("-Pn", ptype)
-            if ptype in ("", "-"):
-                ptype = mtype
-            self._mac(ev, t, node, reason, int(kv.get("-Ii", "0")), ptype)
-        elif ev == "D":
-            self.drops[f"{layer} {reason} {ptype}"] += 1
-        elif ev == "r" and layer == "AGT" and ptype == "tcp":
+        kv = dict(zip(w[1::2], w[2::2]))
+        layer, ptype = kv.get("-Nl", ""), kv.get("-It", "")
+        if w[0] == "D":
+            self.drops[f"{layer} {kv.get('-Nw', '---')} {ptype or 'MAC'}"] += 1
+        elif w[0] == "r" and layer == "AGT" and ptype == "tcp":
             sa, sp = kv["-Is"].split(".")
             da, dp = kv["-Id"].split(".")
-            seq = int(kv.get("-Ps", "0"))
-            self._agt_recv(t, (int(sa), int(sp), int(da), int(dp)), seq)
+            key = (int(sa), int(sp), int(da), int(dp))
+            self._agt_recv(float(kv["-t"]), key, int(kv["-Ps"]))
 
     def summary(self) -> dict[str, Any]:
         """The run's numbers under manetfair's summary names (a subset of them)."""

@@ -96,17 +96,32 @@ def _wait(proc: subprocess.Popen[Any]) -> tuple[int, float, int]:
     return proc.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def ns2_script(case: Path, seed: int, arp: str, mac_trace: bool = True) -> str:
-    sc = ns2tcl.canonical(case)
-    lib = AGENT_LIB if AGENT_LIB.exists() else None
-    return ns2tcl.script(sc, seed=seed, agent_lib=lib, arp=arp, mac_trace=mac_trace)
+def ns2_model(args: argparse.Namespace) -> str:
+    """The name ns-2 runs are stored under: ns-2.35, plus what departs from the defaults."""
+    return (
+        NS2
+        + (" arp" if args.arp == "ns2" else "")
+        + (" tcp-ip-header" if args.tcp_ip_header else "")
+    )
 
 
-def run_ns2(case: Path, seed: int, arp: str) -> tuple[Measured, str]:
+def ns2_options(args: argparse.Namespace) -> str:
+    return f"--arp {args.arp}" + (" --tcp-ip-header" if args.tcp_ip_header else "")
+
+
+def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, str]:
     """Runs ns-2.35 on ``case``; its trace is parsed while it runs."""
     with tempfile.TemporaryDirectory(prefix="ns2bench-") as tmp:
         script = Path(tmp) / f"{case.stem}-{seed}.tcl"
-        script.write_text(ns2_script(case, seed, arp))
+        lib = AGENT_LIB if AGENT_LIB.exists() else None
+        text = ns2tcl.script(
+            ns2tcl.canonical(case),
+            seed=seed,
+            agent_lib=lib,
+            arp=args.arp,
+            tcp_ip_header=args.tcp_ip_header,
+        )
+        script.write_text(text)
         fifo = Path(tmp) / "trace"
         os.mkfifo(fifo)
         started = time.monotonic()
@@ -137,7 +152,7 @@ def run_ns2(case: Path, seed: int, arp: str) -> tuple[Measured, str]:
             )
     summary = stats.summary()
     command = (
-        f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed {seed} --arp {arp} > case.tcl && "
+        f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed {seed} {ns2_options(args)} > case.tcl && "
         "ns case.tcl TRACE"
     )
     return Measured(values_of(summary), summary, cpu, rss, wall), command
@@ -227,10 +242,8 @@ def side_by_side(args: argparse.Namespace) -> None:
     def one(job: tuple[Path, str, int]) -> Json:
         case, sim, seed = job
         if sim == "ns2":
-            m, cmd = run_ns2(case, seed, args.arp)
-            return record(
-                case, NS2, f"arp-{args.arp}" if args.arp != "filled" else NS2, seed, m, cmd
-            )
+            m, cmd = run_ns2(case, seed, args)
+            return record(case, NS2, ns2_model(args), seed, m, cmd)
         m, cmd = run_manetfair(case, seed, args.manetfair_arg)
         return record(case, "manetfair", args.model, seed, m, cmd)
 
@@ -280,13 +293,22 @@ def timing(args: argparse.Namespace) -> None:
             sc = ns2tcl.canonical(case)
             lib = AGENT_LIB if AGENT_LIB.exists() else None
             script = Path(tmp) / f"{case.stem}.tcl"
-            script.write_text(ns2tcl.script(sc, seed=1, agent_lib=lib, arp=args.arp, trace=False))
+            script.write_text(
+                ns2tcl.script(
+                    sc,
+                    seed=1,
+                    agent_lib=lib,
+                    arp=args.arp,
+                    tcp_ip_header=args.tcp_ip_header,
+                    trace=False,
+                )
+            )
             cmds = {
                 NS2: ["ns", str(script)],
                 args.model: manetfair_command(case, 1, args.manetfair_arg),
             }
             shown = {
-                NS2: f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed 1 --arp {args.arp} "
+                NS2: f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed 1 {ns2_options(args)} "
                 "--no-trace > case.tcl && /usr/bin/time -v ns case.tcl",
                 args.model: "/usr/bin/time -v "
                 + shlex.join(
@@ -339,6 +361,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=("filled", "ns2"),
         default="filled",
         help="ns-2's ARP tables filled before the run (default), or ns-2's ARP as is",
+    )
+    ap.add_argument(
+        "--tcp-ip-header",
+        action="store_true",
+        help="static routes add the IP header to TCP segments too, as DSDV (stored as "
+        "model 'ns-2.35 tcp-ip-header')",
     )
     ap.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
     ap.add_argument("--timing", action="store_true", help="CPU time and peak RSS instead")

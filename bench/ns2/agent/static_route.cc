@@ -4,7 +4,10 @@
 // compiled in, the ManualRtg hook names a class that does not exist, and DumbAgent
 // does not forward. This agent takes its next hops from a table written by the
 // Tcl script and forwards like dsdv/dsdv.cc's recv() (ns-2.35 :1000-1040): the
-// source adds the IP header once, relays decrement the TTL.
+// source adds the IP header once, relays decrement the TTL. ns-2's TCP agents
+// already count 40 bytes of TCP/IP header in every segment, so, as aodv/aodv.cc
+// does (:577-583), the 20-byte IP header is added to the other packets only;
+// `tcpIpHeader_ 1` adds it to TCP segments and ACKs too, as DSDV and NOAH do.
 //
 // The next hop goes to LL as a MAC address (addr_type NS_AF_ILINK, mac/ll.cc
 // sendDown), so no ARP request is ever sent: a mobile node's MAC address is its
@@ -36,8 +39,8 @@ namespace {
 
 class StaticRouteAgent : public Agent {
  public:
-  StaticRouteAgent() : Agent(PT_MESSAGE), myaddr_(0), port_dmux_(0), ip_header_bytes_(IP_HDR_LEN) {
-    bind("ipHeaderBytes_", &ip_header_bytes_);
+  StaticRouteAgent() : Agent(PT_MESSAGE), myaddr_(0), port_dmux_(0), tcp_ip_header_(0) {
+    bind("tcpIpHeader_", &tcp_ip_header_);
   }
 
   int command(int argc, const char* const* argv) override {
@@ -72,8 +75,9 @@ class StaticRouteAgent : public Agent {
     const int src = Address::instance().get_nodeaddr(iph->saddr());
     const int dst = Address::instance().get_nodeaddr(iph->daddr());
     if (src == myaddr_ && ch->num_forwards() == 0) {
-      // Originated here: the IP header, once (dsdv.cc :1010-1014).
-      ch->size() += ip_header_bytes_;
+      // Originated here: the IP header, once (dsdv.cc :1010-1014, aodv.cc :577-583).
+      const bool tcp = ch->ptype() == PT_TCP || ch->ptype() == PT_ACK;
+      if (!tcp || tcp_ip_header_) ch->size() += IP_HDR_LEN;
       iph->ttl_ = IP_DEF_TTL;
     } else if (src == myaddr_) {
       drop(p, DROP_RTR_ROUTE_LOOP);
@@ -109,7 +113,7 @@ class StaticRouteAgent : public Agent {
  private:
   int myaddr_;
   NsObject* port_dmux_;
-  int ip_header_bytes_;
+  int tcp_ip_header_;
   std::map<int, int> next_hop_;
 };
 
