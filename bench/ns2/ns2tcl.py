@@ -403,6 +403,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--arp", choices=("filled", "ns2"), default="filled")
     ap.add_argument("--tcp-ip-header", action="store_true", help="IP header on TCP too (DSDV)")
     ap.add_argument("--no-trace", action="store_true", help="write no trace (timing)")
+    ap.add_argument("--router-trace", action="store_true", help="trace the routing layer too")
     ap.add_argument(
         "--agent-lib",
         type=Path,
@@ -418,6 +419,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             arp=args.arp,
             tcp_ip_header=args.tcp_ip_header,
             trace=not args.no_trace,
+            router_trace=args.router_trace,
         ),
         end="",
     )

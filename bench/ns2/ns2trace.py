@@ -20,6 +20,8 @@ What is counted:
   needed more than one RTS, or never got a CTS, failed its first attempt.
   The frames sent without RTS (broadcasts) are not counted.
 - **frames sent** per MAC frame type and **drops** per layer, reason and type.
+- **AODV messages** sent or forwarded, by type, when the script traces the
+  routing layer (``router_trace``).
 
 The new format names no type for RTS, CTS and ACK frames (``format_mac_common``
 prints only the MAC header's fields), so from it only deliveries and drops are
@@ -88,6 +90,7 @@ class TraceStats:
     msdus_started: int = 0
     first_rts_failed: int = 0
     drops: Counter[str] = field(default_factory=Counter)
+    aodv_sent: Counter[str] = field(default_factory=Counter)
     lines: int = 0
     _nodes: dict[int, _Node] = field(default_factory=dict)
 
@@ -159,6 +162,9 @@ class TraceStats:
             self._mac(ev, float(t), int(node.strip("_")), reason, int(uid), ptype)
         elif ev == "D":
             self.drops[f"{layer} {reason} {ptype}"] += 1
+        elif ev in "sf" and layer == "RTR" and ptype == "AODV":
+            # ... [0x2 1 1 [6 0] [0 4]] (REQUEST): sent or forwarded
+            self.aodv_sent[w[-1].strip("()")] += 1
         elif ev == "r" and layer == "AGT" and ptype == "tcp":
             # [src:sport dst:dport ttl nh] [seq ack]
             try:
@@ -212,6 +218,7 @@ class TraceStats:
                 "first_rts_failed": self.first_rts_failed,
             },
             "drops": dict(sorted(self.drops.items())),
+            "aodv_sent": dict(sorted(self.aodv_sent.items())),
         }
 
 
