@@ -483,6 +483,8 @@ pub struct Dcf {
     /// By `MacTimer`: the Access timer's slot ends the first cache line.
     timers: [TimerSlot; 3],
     nav: Nav,
+    /// When the pending backoff was drawn: its countdown starts no earlier.
+    backoff_drawn: SimTime,
     /// OPET: ready-to-receive frames owed, oldest first.
     pending_rtr: Vec<PendingRtr>,
     current: Option<Held>,
@@ -513,6 +515,7 @@ impl Dcf {
             cw,
             backoff_slots: 0,
             backoff_pending: false,
+            backoff_drawn: SimTime::ZERO,
             counting_from: None,
             current: None,
             side: None,
@@ -633,9 +636,14 @@ impl Dcf {
 
     // ---- channel access -----------------------------------------------
 
-    fn draw_backoff(&mut self) {
+    /// Draws a backoff at `now` from [0, CW] (§9.3.4.3). Its slots are
+    /// counted from `now` at the earliest: a backoff invoked at a CTS or
+    /// ACK timeout (§9.3.2.6, §9.3.2.8) on a medium idle for longer than
+    /// DIFS starts its countdown then, not DIFS after the medium went idle.
+    fn draw_backoff(&mut self, now: SimTime) {
         self.backoff_slots = self.rng.gen_range(0..=self.cw);
         self.backoff_pending = true;
+        self.backoff_drawn = now;
     }
 
     /// Busy for our purposes: a frame exchange or response of our own.
@@ -644,7 +652,8 @@ impl Dcf {
     }
 
     /// When the first backoff slot may start: an IFS after the medium went
-    /// idle (EIFS after a frame received in error) and DIFS after the NAV.
+    /// idle (EIFS after a frame received in error), DIFS after the NAV,
+    /// and not before the backoff was drawn.
     fn ifs_end(&self) -> SimTime {
         let ifs = if self.use_eifs {
             self.cfg.eifs()
@@ -653,7 +662,10 @@ impl Dcf {
         };
         // Instants of the run (a NAV lasts at most a Duration field's
         // 32,767 µs), so plain additions (`SimTime::plus`).
-        self.phy_idle_since.plus(ifs).max(self.nav.end().plus(self.cfg.difs()))
+        self.phy_idle_since
+            .plus(ifs)
+            .max(self.nav.end().plus(self.cfg.difs()))
+            .max(self.backoff_drawn)
     }
 
     /// The medium became (virtually) busy: slots that fully elapsed are used up.
@@ -746,7 +758,7 @@ impl Dcf {
             if idle_now {
                 self.backoff_slots = 0;
             } else {
-                self.draw_backoff();
+                self.draw_backoff(now);
             }
         }
         self.reschedule_access(now, out);
@@ -880,8 +892,12 @@ impl Dcf {
         self.phy_busy
     }
 
+    /// The medium turned busy. EIFS, if due, is over: it follows only the
+    /// idle period right after the erroneous frame (§9.3.2.3.7); a later
+    /// busy period that ends in error sets it again (`handle_rx_error`).
     pub fn handle_medium_busy(&mut self, now: SimTime) {
         self.phy_busy = true;
+        self.use_eifs = false;
         self.freeze(now);
     }
 
@@ -1136,7 +1152,7 @@ impl Dcf {
                 self.cancel_timer(MacTimer::Timeout);
                 self.pending_rtr.retain(|r| !(r.to == to && r.label == label));
                 self.stats.rtr_answered += 1;
-                self.draw_backoff();
+                self.draw_backoff(now);
                 let ack = self.control(FrameKind::Ack, f.tx, Duration::ZERO);
                 self.respond(now, Response::Control(ack), None, out);
                 out.push(MacAction::RtrAnswered { from: to, label });
@@ -1157,7 +1173,7 @@ impl Dcf {
                     msdu: h.msdu,
                     next_hop: h.next_hop,
                 });
-                self.draw_backoff();
+                self.draw_backoff(now);
                 self.reschedule_access(now, out);
             }
             // OPET: a ready-to-receive frame, answered like an RTS only
@@ -1589,12 +1605,13 @@ impl Dcf {
             self.pending_rtr.remove(i);
             self.stats.rtr_abandoned += 1;
             out.push(MacAction::RtrAbandoned { to, label });
-            self.draw_backoff();
+            self.draw_backoff(now);
             self.reschedule_access(now, out);
         } else {
             let window = (2 * self.cfg.opet.cw_relay + 1).min(self.cfg.cw_max);
             self.backoff_slots = self.rng.gen_range(0..=window);
             self.backoff_pending = true;
+            self.backoff_drawn = now;
             self.reschedule_access(now, out);
         }
     }
@@ -1659,7 +1676,7 @@ impl Dcf {
             (Slot::Current, true) => self.finish_exchange(now, out),
             (Slot::Current, false) => {
                 self.cw = (2 * self.cw + 1).min(self.cfg.cw_max);
-                self.draw_backoff();
+                self.draw_backoff(now);
                 self.reschedule_access(now, out);
             }
             // The second slot's MSDU goes back to the queue with its counts;
@@ -1681,7 +1698,7 @@ impl Dcf {
     /// again (§9.3.4.3: a backoff follows every transmission attempt).
     fn finish_exchange(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
         self.cw = self.cfg.cw_min;
-        self.draw_backoff();
+        self.draw_backoff(now);
         self.reschedule_access(now, out);
     }
 
