@@ -220,7 +220,8 @@ def script(
     the run (static routes never ARP anyway); ``"ns2"`` leaves ns-2's ARP as it is.
     ``tcp_ip_header``: static routes add 20 bytes of IP header to TCP segments
     too, as DSDV does (AODV, and the default, add it to other packets only).
-    ``trace=False`` writes no trace at all (to time the simulation alone).
+    ``trace=False`` traces drops only (to time the simulation alone; ns-2's
+    wireless nodes need a trace file for their drop targets).
     ``agent_lib`` is the library of ``agent/static_route.cc`` (static routes, ARP filling).
     """
     if arp not in ("filled", "ns2"):
@@ -274,8 +275,7 @@ def script(
     add(f"$defaultRNG seed {seed}")
     add("set ns [new Simulator]")
     add('set tf [expr {$argc > 0 ? [open [lindex $argv 0] w] : "stdout"}]')
-    if trace:
-        add("$ns trace-all $tf")
+    add("$ns trace-all $tf")
     add(f"set topo [new Topography]\n$topo load_flatgrid {_tcl_num(width)} {_tcl_num(height)}")
     add(f"create-god {n}")
     add("set chan [new Channel/WirelessChannel]")
@@ -327,7 +327,8 @@ def script(
         f" -ifqType Queue/DropTail/PriQueue -ifqLen {mac['queue_capacity_pkts']}"
         " -antType Antenna/OmniAntenna -propType Propagation/TwoRayGround"
         " -phyType Phy/WirelessPhy -channel $chan -topoInstance $topo"
-        f" -agentTrace ON -routerTrace {on[router_trace]} -macTrace {on[mac_trace]}"
+        f" -agentTrace {on[trace]} -routerTrace {on[trace and router_trace]}"
+        f" -macTrace {on[trace and mac_trace]}"
         " -movementTrace OFF"
     )
     add(f"for {{set i 0}} {{$i < {n}}} {{incr i}} {{")
@@ -402,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--arp", choices=("filled", "ns2"), default="filled")
     ap.add_argument("--tcp-ip-header", action="store_true", help="IP header on TCP too (DSDV)")
-    ap.add_argument("--no-trace", action="store_true", help="write no trace (timing)")
+    ap.add_argument("--no-trace", action="store_true", help="trace drops only (timing)")
     ap.add_argument("--router-trace", action="store_true", help="trace the routing layer too")
     ap.add_argument(
         "--agent-lib",

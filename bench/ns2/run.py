@@ -285,7 +285,7 @@ def time_v(cmd: Sequence[str]) -> tuple[float, int]:
 
 
 def timing(args: argparse.Namespace) -> None:
-    """Interleaved rounds of ns-2.35 (no trace: the simulation alone) and manetfair."""
+    """Interleaved rounds of ns-2.35 (drops traced only: the simulation alone) and manetfair."""
     cases = select(args.cases)
     rows: list[Json] = []
     with tempfile.TemporaryDirectory(prefix="ns2bench-") as tmp:
@@ -304,12 +304,12 @@ def timing(args: argparse.Namespace) -> None:
                 )
             )
             cmds = {
-                NS2: ["ns", str(script)],
+                NS2: ["ns", str(script), str(Path(tmp) / "drops.tr")],
                 args.model: manetfair_command(case, 1, args.manetfair_arg),
             }
             shown = {
                 NS2: f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed 1 {ns2_options(args)} "
-                "--no-trace > case.tcl && /usr/bin/time -v ns case.tcl",
+                "--no-trace > case.tcl && /usr/bin/time -v ns case.tcl drops.tr",
                 args.model: "/usr/bin/time -v "
                 + shlex.join(
                     ["manetfair", "run", rel(case), "--json", "--seed", "1", *args.manetfair_arg]
