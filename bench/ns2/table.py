@@ -23,7 +23,11 @@ RESULTS_DIR = HERE / "results"
 MODELS_MD = HERE.parent.parent / "docs" / "models.md"
 START, END = "<!-- ns2-table:start -->", "<!-- ns2-table:end -->"
 NS2 = "ns-2.35"
-MODELS = ("standard", "ns2")  # manetfair's models, in column order, when measured
+MODELS = ("standard", "ns2")
+NOT_CASES = {
+    "timing.jsonl",
+    "ablation.jsonl",
+}  # results/ files that are not per-seed cases  # manetfair's models, in column order, when measured
 
 Json = dict[str, Any]
 Getter = Callable[[Json], float | None]
@@ -71,7 +75,7 @@ def quantities(case: str) -> list[tuple[str, Getter]]:
 def load(results: Path) -> dict[str, list[Json]]:
     by_case: dict[str, list[Json]] = {}
     for path in sorted(results.glob("*.jsonl")):
-        if path.name == "timing.jsonl":
+        if path.name in NOT_CASES:
             continue
         for line in path.read_text().splitlines():
             if line:

@@ -41,6 +41,7 @@ def test_table_rows_and_section(tmp_path: Path) -> None:
         + rec("chain-2-static", "manetfair", "standard", 2, [121.0])
     )
     (res / "timing.jsonl").write_text('{"case": "x"}\n')
+    (res / "ablation.jsonl").write_text('{"case": "x"}\n')
     body = table.table(table.load(res))
     assert "| chain-2-static | aggregate kbit/s | 105.0 | 100.0–110.0 | 121.0 | +10.0 % |" in body
     assert "| chain-2-static | RTS without CTS % | 25.0 | 25.0–25.0 | 25.0 | +0.0 % |" in body
