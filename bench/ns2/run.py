@@ -64,7 +64,6 @@ class Measured:
     summary: Json
     cpu_s: float
     max_rss_kib: int
-    wall_s: float
 
 
 def values_of(summary: Json) -> Json:
@@ -124,9 +123,9 @@ def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, 
         script.write_text(text)
         fifo = Path(tmp) / "trace"
         os.mkfifo(fifo)
-        started = time.monotonic()
+        errors = (Path(tmp) / "stderr").open("w+b")
         proc = subprocess.Popen(
-            ["ns", str(script), str(fifo)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            ["ns", str(script), str(fifo)], stdout=subprocess.DEVNULL, stderr=errors
         )
         outcome: list[tuple[int, float, int]] = []
 
@@ -143,9 +142,10 @@ def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, 
         with open(fifo) as trace:
             stats = ns2trace.parse(trace)
         reaper.join()
-        wall = time.monotonic() - started
         code, cpu, rss = outcome[0]
-        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        errors.seek(0)
+        err = errors.read().decode(errors="replace")
+        errors.close()
         if code != 0 or stats.duration_s is None:
             raise RuntimeError(
                 f"ns failed on {case.name} seed {seed} (exit {code}):\n{err[-2000:]}"
@@ -155,7 +155,7 @@ def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, 
         f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed {seed} {ns2_options(args)} > case.tcl && "
         "ns case.tcl TRACE"
     )
-    return Measured(values_of(summary), summary, cpu, rss, wall), command
+    return Measured(values_of(summary), summary, cpu, rss), command
 
 
 def manetfair_command(case: Path, seed: int, extra: Sequence[str]) -> list[str]:
@@ -164,13 +164,12 @@ def manetfair_command(case: Path, seed: int, extra: Sequence[str]) -> list[str]:
 
 def run_manetfair(case: Path, seed: int, extra: Sequence[str]) -> tuple[Measured, str]:
     cmd = manetfair_command(case, seed, extra)
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = proc.stdout.read() if proc.stdout else b"", b""
-    code, cpu, rss = _wait(proc)
-    if proc.stderr:
-        err = proc.stderr.read()
-    wall = time.monotonic() - started
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors)
+        out = proc.stdout.read() if proc.stdout else b""
+        code, cpu, rss = _wait(proc)
+        errors.seek(0)
+        err = errors.read()
     if code != 0:
         raise RuntimeError(f"{shlex.join(cmd)} failed (exit {code}):\n{err.decode()[-2000:]}")
     summary = json.loads(out)
@@ -182,7 +181,7 @@ def run_manetfair(case: Path, seed: int, extra: Sequence[str]) -> tuple[Measured
         if k in summary
     }
     display = shlex.join(["manetfair", "run", rel(case), *cmd[3:]])
-    return Measured(values_of(summary), kept, cpu, rss, wall), display
+    return Measured(values_of(summary), kept, cpu, rss), display
 
 
 def rel(path: Path) -> str:
