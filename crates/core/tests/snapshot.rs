@@ -1,10 +1,11 @@
 //! Whole-run results locked in a snapshot: per-flow throughput, frames sent
 //! and collided by type, drops by cause, the event count, the remedies' own
 //! MAC counters (`mac.qe`, `mac.ff`, `mac.opet`) and every scheme section of
-//! the summary (NRED, throttling), for nine scenarios × three seeds ×
+//! the summary (NRED, throttling), for ten scenarios × three seeds ×
 //! `radio.lock_on_sensed` on and off. The scenarios reach every remedy:
 //! quick-exchange with fast-forward, OPET, M-TCP, TCP-AP and Westwood+,
-//! ingress throttling under SINR reception, RED and NRED.
+//! ingress throttling under SINR reception, RED and NRED, and the ns-2
+//! platform (`platform = "ns2"`).
 //!
 //! A refactor must leave every line of `snapshots/*.snap` unchanged. A change
 //! that moves a number on purpose updates the snapshot (`cargo insta review`,
@@ -132,6 +133,11 @@ fn throttle_sinr() {
 #[test]
 fn red_chain() {
     insta::assert_snapshot!(whole_runs("red_chain.toml"));
+}
+
+#[test]
+fn ns2_platform_chain() {
+    insta::assert_snapshot!(whole_runs("ns2_chain.toml"));
 }
 
 #[test]
