@@ -208,22 +208,24 @@ def script(
     *,
     seed: int,
     agent_lib: Path | None,
-    arp: str = "filled",
+    arp: str | None = None,
     trace: bool = True,
-    mac_trace: bool = True,
     router_trace: bool = False,
     tcp_ip_header: bool = False,
 ) -> str:
     """The ns-2.35 script of ``sc`` (canonical, from :func:`canonical`) with ``seed``.
 
     ``arp``: ``"filled"`` gives every node its neighbours' MAC addresses before
-    the run (static routes never ARP anyway); ``"ns2"`` leaves ns-2's ARP as it is.
+    the run (static routes never ARP anyway); ``"ns2"`` leaves ns-2's ARP as it
+    is; ``None`` takes ``"ns2"`` if the scenario sets ``[ns2] arp``.
     ``tcp_ip_header``: static routes add 20 bytes of IP header to TCP segments
     too, as DSDV does (AODV, and the default, add it to other packets only).
     ``trace=False`` traces drops only (to time the simulation alone; ns-2's
     wireless nodes need a trace file for their drop targets).
     ``agent_lib`` is the library of ``agent/static_route.cc`` (static routes, ARP filling).
     """
+    if arp is None:  # the scenario's own choice: `[ns2] arp` (manetfair's ns-2 ARP rule)
+        arp = "ns2" if (sc.get("ns2") or {}).get("arp") else "filled"
     if arp not in ("filled", "ns2"):
         raise ValueError(f"arp: {arp!r}; allowed: filled, ns2")
     radio, mac, tcp = sc["radio"], sc["mac"], sc["tcp"]
@@ -328,7 +330,7 @@ def script(
         " -antType Antenna/OmniAntenna -propType Propagation/TwoRayGround"
         " -phyType Phy/WirelessPhy -channel $chan -topoInstance $topo"
         f" -agentTrace {on[trace]} -routerTrace {on[trace and router_trace]}"
-        f" -macTrace {on[trace and mac_trace]}"
+        f" -macTrace {on[trace]}"
         " -movementTrace OFF"
     )
     add(f"for {{set i 0}} {{$i < {n}}} {{incr i}} {{")
@@ -401,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Writes the ns-2.35 script of a manetfair scenario.")
     ap.add_argument("scenario", type=Path)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--arp", choices=("filled", "ns2"), default="filled")
+    ap.add_argument("--arp", choices=("filled", "ns2"), help="default: the scenario's [ns2] arp")
     ap.add_argument("--tcp-ip-header", action="store_true", help="IP header on TCP too (DSDV)")
     ap.add_argument("--no-trace", action="store_true", help="trace drops only (timing)")
     ap.add_argument("--router-trace", action="store_true", help="trace the routing layer too")

@@ -91,7 +91,6 @@ class TraceStats:
     first_rts_failed: int = 0
     drops: Counter[str] = field(default_factory=Counter)
     aodv_sent: Counter[str] = field(default_factory=Counter)
-    lines: int = 0
     _nodes: dict[int, _Node] = field(default_factory=dict)
 
     def _node(self, n: int) -> _Node:
@@ -134,7 +133,6 @@ class TraceStats:
             f.receive(t, seq)
 
     def feed(self, line: str) -> None:
-        self.lines += 1
         if not line:
             return
         c = line[0]

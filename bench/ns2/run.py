@@ -105,7 +105,8 @@ def ns2_model(args: argparse.Namespace) -> str:
 
 
 def ns2_options(args: argparse.Namespace) -> str:
-    return f"--arp {args.arp}" + (" --tcp-ip-header" if args.tcp_ip_header else "")
+    arp = f" --arp {args.arp}" if args.arp else ""
+    return f"{arp}{' --tcp-ip-header' if args.tcp_ip_header else ''}"
 
 
 def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, str]:
@@ -152,7 +153,7 @@ def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, 
             )
     summary = stats.summary()
     command = (
-        f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed {seed} {ns2_options(args)} > case.tcl && "
+        f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed {seed}{ns2_options(args)} > case.tcl && "
         "ns case.tcl TRACE"
     )
     return Measured(values_of(summary), summary, cpu, rss), command
@@ -307,7 +308,7 @@ def timing(args: argparse.Namespace) -> None:
                 args.model: manetfair_command(case, 1, args.manetfair_arg),
             }
             shown = {
-                NS2: f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed 1 {ns2_options(args)} "
+                NS2: f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed 1{ns2_options(args)} "
                 "--no-trace > case.tcl && /usr/bin/time -v ns case.tcl drops.tr",
                 args.model: "/usr/bin/time -v "
                 + shlex.join(
@@ -358,8 +359,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument(
         "--arp",
         choices=("filled", "ns2"),
-        default="filled",
-        help="ns-2's ARP tables filled before the run (default), or ns-2's ARP as is",
+        help="ns-2's ARP tables filled before the run, or ns-2's ARP as is (AODV only; "
+        "default: ns-2's ARP if the case sets [ns2] arp, else filled)",
     )
     ap.add_argument(
         "--tcp-ip-header",

@@ -122,6 +122,8 @@ stop_s = 8.0
     assert '$ns at 8.0 "$app_(0) stop"' in tcl
     assert "#flow 0 " in tcl and " 2.0 8.0" in tcl
     assert "arpfill" not in ns2tcl.script(sc, seed=1, agent_lib=None, arp="ns2")
+    # The scenario's own `[ns2] arp` chooses ns-2's ARP when no option does.
+    assert "arpfill" not in ns2tcl.script(dict(sc, ns2={"arp": True}), seed=1, agent_lib=None)
 
 
 def test_shortest_paths_break_ties_by_lowest_index() -> None:
