@@ -523,18 +523,31 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     from manetfair.api import RunResult, prepare, run_prepared
 
-    sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
-    sc.canonical_json()  # bad input fails here, before a progress bar appears
+    if args.seed is not None and any(_param_key(p) == "seed" for p in args.param):
+        raise InputError("run: --seed and --param seed=... both set the seed; give one")
+    if args.duration is not None and any(_param_key(p) == "duration_s" for p in args.param):
+        raise InputError(
+            "run: --duration and --param duration_s=... both set the duration; give one"
+        )
+    sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param), args.max_memory)
+    sc.canonical_json(args.max_memory)  # bad input fails here, before a progress bar appears
     if args.view is not None and args.trace is not None:
         raise InputError("run: --view and --trace each trace the run; give one of them")
     filters = (args.trace_node, args.trace_flow, args.trace_event)
     if args.trace is None and any(filters):
         raise InputError("run: --trace-node, --trace-flow and --trace-event need --trace FILE")
+    outputs = _outputs_of(sc)
+    for option in ("pcap", "trace", "view"):
+        if getattr(args, option) is not None:
+            outputs.add(getattr(args, option), f"--{option}")
+    if args.out is not None:
+        outputs.add_dir(args.out, "--out", ("summary.json", "series.parquet", "series.csv"))
     options: dict[str, Any] = {}
     trace = None
     if args.trace is not None:
-        from manetfair.trace import TraceTarget
+        from manetfair.trace import TraceTarget, check_filters
 
+        check_filters(sc, args.trace_node, args.trace_flow)
         trace = TraceTarget(args.trace)
         options = {
             "trace_path": str(trace.core_path),
@@ -542,26 +555,30 @@ def cmd_run(args: argparse.Namespace) -> int:
             "trace_flows": args.trace_flow,
             "trace_events": args.trace_event,
         }
-    with _maybe_progress(args) as progress:
-        if args.view is not None:
-            from manetfair.view import write_view
+    try:
+        with _maybe_progress(args) as progress:
+            if args.view is not None:
+                from manetfair.view import write_view
 
-            summary_json, traces_json = write_view(
-                sc, args.view, progress, progress_events=progress is not None, pcap=args.pcap
-            )
-            result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
-        else:
-            result = run_prepared(
-                sc,
-                progress,
-                args.pcap,
-                max_memory=args.max_memory,
-                progress_events=progress is not None,
-                **options,
-            )
-    if trace is not None:
-        trace.finish()
-        _log(args, f"wrote {args.trace}")
+                summary_json, traces_json = write_view(
+                    sc, args.view, progress, progress_events=progress is not None, pcap=args.pcap
+                )
+                result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
+            else:
+                result = run_prepared(
+                    sc,
+                    progress,
+                    args.pcap,
+                    max_memory=args.max_memory,
+                    progress_events=progress is not None,
+                    **options,
+                )
+        if trace is not None:
+            trace.finish()
+            _log(args, f"wrote {args.trace}")
+    finally:
+        if trace is not None:
+            trace.cleanup()
     if args.view is not None:
         _log(args, f"wrote {args.view}")
     if args.pcap is not None:
@@ -574,6 +591,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         _print_summary(result.summary, sys.stdout)
     return EXIT_OK
+
+
+def _param_key(spec: str) -> str:
+    return spec.partition("=")[0].strip()
+
+
+def _outputs_of(sc: Any) -> Any:
+    """The outputs of a command that reads scenario `sc` (manetfair.output)."""
+    from manetfair.output import Outputs
+
+    return Outputs([("scenario file", f) for f in sc.source_files()])
 
 
 @contextmanager
@@ -596,6 +624,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()
     out = args.out if args.out is not None else Path(args.file).with_suffix(".html")
+    _outputs_of(sc).add(out, "--out")
     with _maybe_progress(args) as progress:
         write_view(sc, out, progress, progress_events=progress is not None)
     print(out)
@@ -625,7 +654,7 @@ def _print_summary(s: dict[str, Any], out: TextIO) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from manetfair.scenario import Scenario
 
-    sc = Scenario.from_file(args.file)
+    sc = Scenario.from_file(args.file, args.max_memory)
     overrides = _overrides(args.param)
     if overrides:
         sc = sc.with_overrides(overrides)
@@ -743,6 +772,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     timing = Timing(jobs=jobs)
     t0 = time.perf_counter()
     known = experiments.load_all()
+    args.ids = list(dict.fromkeys(args.ids))  # `reproduce X X` runs X once
     chosen = experiments.select(known, args.ids) if args.ids else known
     availability = {e.id: e.availability() for e in chosen}
     timing.expansion_s += time.perf_counter() - t0
@@ -752,6 +782,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             for exp_id, why in missing:
                 _err(f"experiment {exp_id} is not yet available: {why}")
             return EXIT_FAILURE
+    from manetfair.output import Outputs
+
+    Outputs([("results store", args.store)]).add_dir(args.out, "--out", ("index.html", "index.md"))
     options = _batch_options(args)
     with report.plot_folder(args.out) as drawn_in:
         with ResultsStore(args.store) as store:
@@ -1023,6 +1056,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise InputError(
             f"{path}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
         )
+    from manetfair.output import Outputs
+
+    tables = ("runs", "flows", "series", "experiment_runs")
+    Outputs([("results store", path)]).add_dir(
+        args.out, "--out", [f"{t}.{args.format}" for t in tables]
+    )
     with ResultsStore(path, read_only=True) as store:
         for written in store.export(args.out, args.format):
             print(written)

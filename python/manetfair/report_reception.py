@@ -104,8 +104,10 @@ def write(out: Path) -> list[Path]:
     if built is None:
         return []
     paths = [out / f"{PAGE}.md", out / f"{PAGE}.html"]
+    from manetfair.output import write_text
+
     for path, text in zip(paths, built):
-        path.write_text(text, encoding="utf-8")
+        write_text(path, text)
     return paths
 
 
