@@ -8,6 +8,7 @@ JSON document goes to stdout; progress and logs go to stderr.
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import itertools
 import json
@@ -68,6 +69,42 @@ def _memory_size(text: str) -> int:
     if not 1 <= value <= 2**63:
         raise argparse.ArgumentTypeError(f"expected a size from 1 byte to 8 EiB, not {text!r}")
     return value
+
+
+def _interface_name(text: str) -> str:
+    """An argparse type: a Linux network interface name as the kernel accepts it
+    (dev_valid_name: 1 to 15 bytes, not "." or "..", no "/", ":" or white space).
+    The name goes into `tc -batch` lines, where a newline would start a command."""
+    size = len(text.encode("utf-8", "surrogateescape"))
+    if (
+        not 1 <= size <= 15
+        or text in (".", "..")
+        or any(c in "/:" or c.isspace() or not c.isprintable() for c in text)
+    ):
+        raise argparse.ArgumentTypeError(
+            f"expected a network interface name (1 to 15 bytes, not '.' or '..', no '/', "
+            f"':', spaces or control characters), not {text[:40]!r}"
+        )
+    return text
+
+
+def _ipv4_subnet(text: str) -> str:
+    """An argparse type: an IPv4 network such as 10.0.0.0/24 (the tc filters match
+    `ip dst`, IPv4 only)."""
+    import ipaddress
+
+    try:
+        net = ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an IPv4 network such as 10.0.0.0/24, not {text[:40]!r}"
+        ) from None
+    if net.version != 4:
+        raise argparse.ArgumentTypeError(
+            f"expected an IPv4 network such as 10.0.0.0/24, not {text[:40]!r}: the tc "
+            "filters match IPv4 destination addresses (u32 match ip dst)"
+        )
+    return text
 
 
 def _positive_float(text: str) -> float:
@@ -275,9 +312,15 @@ def _add_shares(sh: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print Linux tc commands (tc -batch input) that enforce the rates at each source",
     )
-    sh.add_argument("--dev", default="wlan0", help="network device of the tc commands (wlan0)")
+    sh.add_argument(
+        "--dev",
+        type=_interface_name,
+        default="wlan0",
+        help="network device of the tc commands (wlan0)",
+    )
     sh.add_argument(
         "--subnet",
+        type=_ipv4_subnet,
         default="10.0.0.0/24",
         help="addresses for the tc filters: the first node gets the first host address (10.0.0.0/24)",
     )
@@ -425,8 +468,9 @@ class _GuardedStdout(io.TextIOBase):
     pipe) say what could not be written; the rest of the output is then dropped, so
     the exit does not fail on it a second time."""
 
-    def __init__(self, inner: TextIO) -> None:
-        self.inner = inner
+    def __init__(self, inner: TextIO | None) -> None:
+        # None when the process was started with standard output closed (`>&-`).
+        self.inner: Any = inner if inner is not None else _ClosedStdout()
 
     def _failed(self, exc: OSError) -> OSError:
         try:
@@ -454,6 +498,16 @@ class _GuardedStdout(io.TextIOBase):
 
     def fileno(self) -> int:
         return self.inner.fileno()
+
+
+class _ClosedStdout(io.TextIOBase):
+    """Standard output when the process has none: every write fails, saying so."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "it is closed")
 
 
 def _stop_on_signals(stopped: list[int]) -> Callable[[], None]:
@@ -659,6 +713,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if overrides:
         sc = sc.with_overrides(overrides)
     canonical = json.loads(sc.canonical_json(args.max_memory))
+    from manetfair.api import _may_throttle
+
+    if _may_throttle(sc):
+        from manetfair import throttle
+
+        throttle.check(sc)  # the reference runs `run` would build, checked as `run` does
     nodes = canonical.get("node")
     topo = canonical.get("topology", {})
     n_nodes = len(nodes) if isinstance(nodes, list) and nodes else topo.get("nodes")

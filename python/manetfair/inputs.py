@@ -28,10 +28,12 @@ def max_input_bytes(max_memory: int | None = None) -> int:
     return int(_core.max_input_bytes(max_memory))
 
 
-def too_large(what: str, size: int, limit: int) -> InputError:
+def too_large(what: str, size: int | None, limit: int) -> InputError:
+    """The refusal of an input file of `size` bytes (None: a stream read past the limit)."""
+    how = f"is {size} bytes" if size is not None else f"gives more than {limit} bytes"
     return InputError(
-        f"{what}: {size} bytes or more, above the limit of {limit} bytes for an input "
-        f"file (the memory budget / {BUDGET_BYTES_PER_INPUT_BYTE}; --max-memory raises it)"
+        f"{what}: {how}, above the limit of {limit} bytes for an input file (the memory "
+        f"budget / {BUDGET_BYTES_PER_INPUT_BYTE}; --max-memory raises it)"
     )
 
 
@@ -61,7 +63,7 @@ def read_text(path: Path, what: str, limit: int) -> str:
             chunks.append(chunk)
             got += len(chunk)
             if got > limit:
-                raise too_large(str(path), got, limit)
+                raise too_large(str(path), None, limit)
     except OSError as exc:
         raise InputError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
     finally:

@@ -196,7 +196,11 @@ class _Need:
 
 def _needs(sc: Scenario, alone: bool) -> list[_Need]:
     """The reference runs `sc` still lacks: Thr_max entries for every hop count its
-    flows take, and (u_reference = "isolated") each flow's Thr_alone."""
+    flows take, and (u_reference = "isolated") each flow's Thr_alone.
+
+    Each is validated here, before any runs: `check` calls this too (`check`), so a
+    scenario `check` accepts is one whose reference runs can run, and a refusal names
+    the user's `[throttle]` key and value, not a key of the internal scenario."""
     table = throttle_table(sc.data)
     if table is None:
         return []
@@ -212,8 +216,15 @@ def _needs(sc: Scenario, alone: bool) -> list[_Need]:
             f"segment sizes {sorted(mss)} and transports {sorted(transports)}; give "
             "throttle.thr_max_kbps explicitly"
         )
+    alone_given = cfg.get("thr_alone_kbps") or []
+    if alone_given and len(alone_given) != len(flows):
+        raise InputError(
+            f"{sc.origin}: key `throttle.thr_alone_kbps`: {len(alone_given)} values for "
+            f"{len(flows)} flows; give one Thr_alone per flow, in flow order"
+        )
     have = {int(k) for k in cfg.get("thr_max_kbps", {})}
     spacing = cfg.get("thr_max_spacing_m")
+    spacing_given = spacing is not None
     if spacing is None:
         hop_lengths = [f["mean_hop_m"] for f in flows if f.get("mean_hop_m")]
         from statistics import fmean
@@ -233,13 +244,73 @@ def _needs(sc: Scenario, alone: bool) -> list[_Need]:
         for h in shares_now["hops_needed"]
         if h not in have and h > 0
     ]
-    if alone and cfg.get("u_reference") == "isolated" and not cfg.get("thr_alone_kbps"):
+    if alone and cfg.get("u_reference") == "isolated" and not alone_given:
+        if canon.get("traffic", {}).get("random_pairs") and flows:
+            raise InputError(
+                f'{sc.origin}: key `throttle.u_reference`: "isolated" measures each flow '
+                "alone, but the flows of traffic.random_pairs are drawn by the core and "
+                'cannot be run one by one; set throttle.u_reference = "thr_max" or give '
+                "throttle.thr_alone_kbps"
+            )
         needs += [
             _Need("thr_alone", i, alone_scenario(sc, i, warmup), seeds) for i in range(len(flows))
         ]
+    known = {
+        "thr_max_warmup_s": (warmup, "thr_max_warmup_s" in table),
+        "thr_max_spacing_m": (round(float(spacing), 6), spacing_given),
+    }
     for n in needs:
-        n.settings = _settings(n.scenario)
+        try:
+            n.settings = _settings(n.scenario)
+        except ValueError as exc:  # the core's ScenarioError, or InputError
+            raise _reference_error(sc, n, str(exc), known) from None
     return needs
+
+
+def _reference_error(
+    sc: Scenario, need: _Need, message: str, known: dict[str, tuple[float, bool]]
+) -> InputError:
+    """A reference run the core refused, told in the user's terms: the `[throttle]`
+    key whose value made it impossible (its warm-up, its chain's spacing)."""
+    detail = message.split(": ", 1)[1] if message.startswith(need.scenario.origin) else message
+    run = (
+        f"the Thr_max calibration run over {need.key} hops"
+        if need.what == "thr_max"
+        else f'the run of flow {need.key} alone (u_reference = "isolated")'
+    )
+    if "metrics.warmup_s" in detail:
+        key = "thr_max_warmup_s"
+    elif need.what == "thr_max" and ("node[" in detail or "route" in detail):
+        key = "thr_max_spacing_m"
+    else:
+        return InputError(f"{sc.origin}: key `throttle`: {run} cannot run: {detail}")
+    value, given = known[key]
+    default = "" if given else " (the default)"
+    if key == "thr_max_warmup_s":
+        flow = need.scenario.data["flow"][0]
+        start = float(flow.get("start_s", 0.0))
+        stop = flow.get("stop_s", need.scenario.data.get("duration_s"))
+        why = (
+            f"leaves {run} no measurement window: its flow runs from {start} s to {stop} s "
+            f"and is measured from {value} s after its start"
+        )
+        fix = "a warm-up shorter than that (or a longer duration_s)"
+    else:
+        import re
+
+        why = f"makes {run} impossible: " + re.sub(r"key `[^`]*`: ", "", detail)
+        fix = "a spacing within radio.tx_range_m"
+    return InputError(
+        f"{sc.origin}: key `throttle.{key}`: {value}{default} {why}; give {fix}, or the "
+        "measured values themselves (throttle.thr_max_kbps, throttle.thr_alone_kbps)"
+    )
+
+
+def check(sc: Scenario) -> None:
+    """Validates everything `run` will build for ingress throttling (the reference
+    runs included) without running anything: InputError or the core's ScenarioError."""
+    if throttle_table(sc.data) is not None:
+        _needs(sc, alone=True)
 
 
 def measure_references(

@@ -84,9 +84,14 @@ fn max_input_bytes(max_memory: Option<u64>) -> u64 {
     max_memory.unwrap_or(DEFAULT_MAX_MEMORY) / BUDGET_BYTES_PER_INPUT_BYTE
 }
 
-fn too_large(what: &str, size: u64, limit: u64) -> String {
+/// The refusal of an input of `size` bytes (None: a stream read past the limit).
+fn too_large(what: &str, size: Option<u64>, limit: u64) -> String {
+    let how = match size {
+        Some(n) => format!("is {n} bytes"),
+        None => format!("gives more than {limit} bytes"),
+    };
     format!(
-        "{what} is {size} bytes or more, above the limit of {limit} bytes for an input file \
+        "{what} {how}, above the limit of {limit} bytes for an input file \
          (the memory budget / {BUDGET_BYTES_PER_INPUT_BYTE}; --max-memory raises it)"
     )
 }
@@ -113,13 +118,13 @@ fn read_relative(base_dir: Option<&Path>, path: &str, limit: u64) -> Result<Stri
         ));
     }
     if meta.len() > limit {
-        return Err(too_large(&full.display().to_string(), meta.len(), limit));
+        return Err(too_large(&full.display().to_string(), Some(meta.len()), limit));
     }
     let file = std::fs::File::open(&full).map_err(cannot)?;
     let mut bytes = Vec::new();
     file.take(limit + 1).read_to_end(&mut bytes).map_err(cannot)?;
     if bytes.len() as u64 > limit {
-        return Err(too_large(&full.display().to_string(), limit + 1, limit));
+        return Err(too_large(&full.display().to_string(), None, limit));
     }
     String::from_utf8(bytes).map_err(|e| format!("cannot read {}: not UTF-8 text ({e})", full.display()))
 }
@@ -142,7 +147,7 @@ impl Loading<'_> {
             return Err(ScenarioError::new_err(format!(
                 "{}: {}",
                 self.origin,
-                too_large("the scenario", self.text.len() as u64, limit)
+                too_large("the scenario", Some(self.text.len() as u64), limit)
             )));
         }
         let read = |path: &str| read_relative(self.base_dir.as_deref(), path, limit);
