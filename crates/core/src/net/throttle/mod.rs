@@ -516,9 +516,9 @@ mod tests {
         assert!(bad(|c| c.thr_max_spacing_m = Some(1e308)).starts_with("thr_max_spacing_m"));
         assert!(bad(|c| c.l_region_range_m = Some(1e308)).starts_with("l_region_range_m"));
         for key in ["01", "+1", "0"] {
-            let e = bad(|c| {
-                c.thr_max_kbps.insert(key.into(), 1.0);
-            });
+            let mut c = ThrottleConfig::default();
+            c.thr_max_kbps.insert(key.into(), 1.0);
+            let e = c.validate().unwrap_err();
             assert!(e.contains("leading zeros"), "{key}: {e}");
         }
         for v in [1e-300, 1e308, 0.0] {
