@@ -208,6 +208,8 @@ def run(
     """
     keyed = {k.replace("__", "."): v for k, v in overrides.items()}
     max_memory = check_max_memory(max_memory)
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress: expected a function (now_s, duration_s), not {progress!r:.80}")
     sc = prepare(scenario, seed, duration_s, keyed, max_memory)
     return run_prepared(sc, progress, pcap, max_memory=max_memory)
 

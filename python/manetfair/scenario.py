@@ -241,8 +241,13 @@ def _parse_toml(text: str, origin: str) -> dict[str, Any]:
         raise InputError(f"{origin}: not valid TOML: nested too deeply") from None
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _check_depth(data: Any, origin: str) -> None:
-    """Refuses tables and arrays nested deeper than MAX_DEPTH (no scenario key is)."""
+    """Refuses tables and arrays nested deeper than MAX_DEPTH (no scenario key is),
+    keys that are not strings, and values of types a scenario cannot hold (a set,
+    bytes, an object): they used to be turned into strings without a word."""
     stack = [(data, 0, "")]
     while stack:
         node, depth, path = stack.pop()
@@ -251,10 +256,21 @@ def _check_depth(data: Any, origin: str) -> None:
                 f"{origin}: key `{path}`: nested more than {MAX_DEPTH} levels deep; "
                 "no scenario key is"
             )
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1, f"{path}.{k}" if path else str(k)) for k, v in node.items())
-        elif isinstance(node, list):
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if not isinstance(k, str):
+                    raise InputError(
+                        f"{origin}: key {k!r:.40} in `{path or '(top level)'}`: keys are "
+                        f"strings, not {type(k).__name__}"
+                    )
+                stack.append((v, depth + 1, f"{path}.{k}" if path else k))
+        elif isinstance(node, (list, tuple)):
             stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(node))
+        elif not isinstance(node, _SCALARS):
+            raise InputError(
+                f"{origin}: key `{path}`: {type(node).__name__} {node!r:.40} is not a "
+                "scenario value; allowed: strings, numbers, booleans, tables and arrays"
+            )
 
 
 def _nonfinite(data: Any) -> bool:
@@ -395,6 +411,8 @@ def set_path(data: dict[str, Any], key: str, value: Any, origin: str = "<scenari
     A segment that is an integer indexes an array of tables (`flow.0.rate_kbps`);
     `*` sets the key in every table of the array (`flow.*.rate_kbps`).
     """
+    if not isinstance(key, str):
+        raise InputError(f"{origin}: parameter key {key!r:.40}: must be a dotted string")
     parts = key.split(".")
     if any(not p for p in parts):
         raise InputError(f"{origin}: parameter key {key!r} has an empty segment")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -68,7 +69,7 @@ def shares(
     scenario: ScenarioLike,
     *,
     measure: bool = False,
-    store: ResultsStore | None = None,
+    store: ResultsStore | str | os.PathLike[str] | None = None,
     jobs: int = 1,
 ) -> dict[str, Any]:
     """The max-min C-load shares of a scenario's flows (Osipov and Tschudin, §3.3).
@@ -80,12 +81,27 @@ def shares(
     `measure`, missing Thr_max entries are measured first (in `store`, or in a
     temporary one).
     """
+    given = _store_of(store, open_it=measure)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 256:
+        raise InputError(f"jobs: {jobs!r:.40} must be an integer from 1 to 256")
     sc = load(scenario)
     if measure:
-        sc = with_references(sc, store=store, jobs=jobs, alone=False)
+        sc = with_references(sc, store=given, jobs=jobs, alone=False)
     else:
         sc = without_shaping(sc)
     return report(sc)
+
+
+def _store_of(store: object, open_it: bool = True) -> ResultsStore | None:
+    """A results store given as a store, a path (str or os.PathLike) or None; a path
+    is opened only with `open_it`. Anything else is InputError naming `store`."""
+    from manetfair.store import ResultsStore
+
+    if store is None or isinstance(store, ResultsStore):
+        return store
+    if isinstance(store, (str, os.PathLike)):
+        return ResultsStore(store) if open_it else None
+    raise InputError(f"store: expected a ResultsStore or a path, not {store!r:.80}")
 
 
 def report(sc: Scenario) -> dict[str, Any]:
@@ -100,7 +116,8 @@ def report(sc: Scenario) -> dict[str, Any]:
 def throttle_table(data: dict[str, Any]) -> dict[str, Any] | None:
     """The scenario's `[throttle]` table ({} when the throttle queue implies it), or None."""
     table = data.get("throttle")
-    if table is None and data.get("mac", {}).get("queue") == "throttle":
+    mac = data.get("mac")
+    if table is None and isinstance(mac, dict) and mac.get("queue") == "throttle":
         return {}
     return table if isinstance(table, dict) else None
 
@@ -381,7 +398,7 @@ def measure_references(
 def with_references(
     scenario: ScenarioLike,
     *,
-    store: ResultsStore | None = None,
+    store: ResultsStore | str | os.PathLike[str] | None = None,
     jobs: int = 1,
     alone: bool = True,
 ) -> Scenario:
@@ -390,6 +407,7 @@ def with_references(
     sc = load(scenario)
     if throttle_table(sc.data) is None:
         return sc
+    store = _store_of(store)
     if store is not None:
         return measure_references([sc], store, jobs=jobs, alone=alone)[0][0]
     with scratch_store() as scratch:
