@@ -150,6 +150,11 @@ class NewRun:
         return (self.scenario_hash, self.seed, self.code_version)
 
 
+# How often a store that looks shorter than its blocks is opened again (0.2 s apart)
+# before it is called damaged.
+DAMAGE_LOOKS = 3
+
+
 class ResultsStore:
     """One DuckDB file, held open only while it is read or written.
 
@@ -179,20 +184,37 @@ class ResultsStore:
             raise InputError(
                 f"{self.path}: is {kind}, not a results store; pass --store PATH for a file"
             )
-        with self.session() as con:
-            self._check_whole(con)
-            # A store written before schema 3 keeps its traces as JSON documents.
-            columns = {
-                str(r[0])
-                for r in con.execute(
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = 'series'"
-                ).fetchall()
-            }
-            self.json_traces = "traces" in columns
-            if not read_only:
-                con.execute(SCHEMA)
-                con.execute(JSON_SERIES_SCHEMA if self.json_traces else SERIES_SCHEMA)
-            self._check_schema(con)
+        for look in range(DAMAGE_LOOKS):
+            # A shortfall seen while another process writes the store is looked at
+            # again, with fresh connections, before the store is called damaged: a
+            # truncated file stays short, a store being written does not.
+            with self.session() as con:
+                short = self._shortfall(con)
+                if short is None:
+                    self._prepare(con)
+                    return
+            if look + 1 < DAMAGE_LOOKS:
+                time.sleep(0.2)
+        assert short is not None
+        raise StoreDamagedError(
+            self._damaged(f"the file is {short[0]} bytes, its used blocks need {short[1]}: truncated")
+        )
+
+    def _prepare(self, con: Any) -> None:
+        """Reads the schema version, creates missing tables (unless read-only), and
+        checks the schema (`_check_schema`)."""
+        # A store written before schema 3 keeps its traces as JSON documents.
+        columns = {
+            str(r[0])
+            for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'series'"
+            ).fetchall()
+        }
+        self.json_traces = "traces" in columns
+        if not self.read_only:
+            con.execute(SCHEMA)
+            con.execute(JSON_SERIES_SCHEMA if self.json_traces else SERIES_SCHEMA)
+        self._check_schema(con)
 
     # --- connections --------------------------------------------------------------------
 
@@ -249,22 +271,25 @@ class ResultsStore:
             "or pass --store PATH for a new one"
         )
 
-    def _check_whole(self, con: Any) -> None:
-        """Refuses a store shorter than its own header says (a truncated copy): DuckDB
-        reads such a file until a query reaches the missing blocks, so one command
-        served runs from it while another failed on it."""
+    def _shortfall(self, con: Any) -> tuple[int, int] | None:
+        """(the file's size, the bytes its blocks need) when the file is shorter than
+        its own header says (a truncated copy), else None. DuckDB reads such a file
+        until a query reaches the missing blocks, so one command served runs from it
+        while another failed on it. The blocks a connection counts include those
+        replayed from a write-ahead log, not in the file yet: with a log beside the
+        store (a writer at work) nothing is concluded."""
+        if Path(f"{self.path}.wal").exists():
+            return None
+        # Used blocks only: DuckDB cuts free blocks off the end of the file, and a
+        # file holds at least every used block whatever the order.
         row = con.execute(
-            "SELECT block_size, total_blocks FROM pragma_database_size() "
+            "SELECT block_size, used_blocks FROM pragma_database_size() "
             "WHERE database_name = current_database()"
         ).fetchone()
         if row is None:
-            return
-        need = int(row[0]) * int(row[1])
-        have = self.path.stat().st_size
-        if have < need:
-            raise StoreDamagedError(
-                self._damaged(f"the file is {have} bytes, its blocks need {need}: truncated")
-            )
+            return None
+        need, have = int(row[0]) * int(row[1]), self.path.stat().st_size
+        return (have, need) if have < need else None
 
     @contextmanager
     def session(self) -> Iterator[Any]:
