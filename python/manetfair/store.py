@@ -197,7 +197,9 @@ class ResultsStore:
                 time.sleep(0.2)
         assert short is not None
         raise StoreDamagedError(
-            self._damaged(f"the file is {short[0]} bytes, its used blocks need {short[1]}: truncated")
+            self._damaged(
+                f"the file is {short[0]} bytes, its used blocks need {short[1]}: truncated"
+            )
         )
 
     def _prepare(self, con: Any) -> None:
