@@ -336,3 +336,43 @@ def test_a_truncated_store_is_refused_by_every_command(tmp_path: Path) -> None:
         assert proc.returncode == 1, (args, proc.stderr)
         assert "s.duckdb" in proc.stderr and "damaged" in proc.stderr, proc.stderr
         assert "held it" not in proc.stderr and no_traceback(proc)
+
+
+@pytest.mark.core
+@pytest.mark.parametrize("what", ["a 200,000-hop route", "a 1 MB key"])
+def test_messages_that_echo_a_huge_value_stay_short(tmp_path: Path, what: str) -> None:
+    """S6: a refusal printed the whole route (600 KB) or key (1 MB) on one line."""
+    if what == "a 1 MB key":
+        text = CHAIN + "[radio]\n" + "k" * (1 << 20) + " = 1\n"
+    else:
+        route = ", ".join(["0", *(["1", "0"] * 100_000), "1", "2"])
+        text = CHAIN.replace("rate_kbps = 100.0", f"rate_kbps = 100.0\nroute = [{route}]")
+    proc = run_cli(["check", str(write(tmp_path, text))], fake=False, cwd=tmp_path)
+    refused(proc, "more bytes")
+    assert len(proc.stderr) < 2500, len(proc.stderr)
+
+
+@pytest.fixture
+def read_only_folder(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A read-only tmpfs in the test's folder (root ignores permission bits, so a
+    mount stands in); skipped where one cannot be mounted."""
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    proc = subprocess.run(  # noqa: PLW1510 - the return code is looked at
+        ["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(mnt)], capture_output=True
+    )
+    if proc.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
+
+
+@pytest.mark.core
+def test_a_store_in_a_read_only_folder_says_so(tmp_path: Path, read_only_folder: Path) -> None:
+    """D3: reported as held by another process for 60 s, after 0.2 s."""
+    proc = _sweep(tmp_path, read_only_folder / "s.duckdb")
+    assert proc.returncode == 1, proc.stderr
+    assert "s.duckdb" in proc.stderr and "cannot be written here" in proc.stderr, proc.stderr
+    assert "held it" not in proc.stderr and no_traceback(proc)

@@ -347,3 +347,19 @@ def test_a_full_disk_under_export_leaves_no_cut_table(tmp_path: Path) -> None:
     for table in out.glob("*.parquet"):
         pq.read_table(table)  # whatever is there is whole
     no_leftovers(out)
+
+
+def test_examples_force_does_not_replace_a_special_file(tmp_path: Path) -> None:
+    """`examples --force` wrote in place: a FIFO or a link among the targets."""
+    from manetfair.cli import main
+
+    folder = tmp_path / "ex"
+    folder.mkdir()
+    assert main(["examples", str(folder)]) == 0
+    name = min(p.name for p in folder.iterdir())
+    (folder / name).unlink()
+    (folder / name).symlink_to(tmp_path / "elsewhere.toml")
+    before = fingerprint(folder / name)
+    assert main(["examples", str(folder), "--force"]) == 2
+    assert fingerprint(folder / name) == before
+    assert not (tmp_path / "elsewhere.toml").exists()

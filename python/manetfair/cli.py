@@ -548,7 +548,15 @@ def _stop_on_signals(stopped: list[int]) -> Callable[[], None]:
     return restore
 
 
+# Longest error message printed: a message may echo a huge value (the core cuts its own
+# at 2000 bytes, crates/py: bounded; this catches the rest).
+MAX_MESSAGE_CHARS = 4000
+
+
 def _err(message: str) -> None:
+    if len(message) > MAX_MESSAGE_CHARS:
+        cut = len(message) - MAX_MESSAGE_CHARS
+        message = f"{message[:MAX_MESSAGE_CHARS]} … ({cut} more characters)"
     print(f"manetfair: error: {message}", file=sys.stderr)
 
 
@@ -777,15 +785,22 @@ def cmd_examples(args: argparse.Namespace) -> int:
     """Copies the example scenarios shipped in the package to DIR, for editing."""
     from importlib import resources
 
+    from manetfair.output import check_target, write_file
+
     source = resources.files("manetfair") / "examples"
     names = sorted(p.name for p in source.iterdir() if p.name.endswith(".toml"))
+    kept = [n for n in names if (args.dir / n).exists() and not args.force]
+    for name in names:  # every target to write checked before the first is written
+        if name not in kept:
+            check_target(args.dir / name, "examples")
     args.dir.mkdir(parents=True, exist_ok=True)
     for name in names:
         target = args.dir / name
-        if target.exists() and not args.force:
+        if name in kept:
             print(f"kept {target} (exists; --force overwrites)", file=sys.stderr)
             continue
-        target.write_bytes((source / name).read_bytes())
+        text = (source / name).read_bytes()
+        write_file(target, lambda tmp, text=text: tmp.write_bytes(text))
         print(target)
     return EXIT_OK
 

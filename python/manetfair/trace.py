@@ -110,10 +110,11 @@ def check_filters(sc: Any, nodes: list[int] | None, flows: list[int] | None) -> 
     known = set(ids)
     for node in nodes or []:
         if node not in known:
-            shown = f"{min(ids)} to {max(ids)}" if ids == list(range(len(ids))) else "its ids"
+            listed = ", ".join(str(i) for i in sorted(known)[:8])
+            more = ", ..." if len(known) > 8 else ""
             raise InputError(
-                f"--trace-node {node}: the scenario has no such node (it has {len(ids)} "
-                f"nodes, {shown})"
+                f"--trace-node {node}: the scenario has no such node (its {len(ids)} "
+                f"node ids are {listed}{more})"
             )
     pairs = canon.get("traffic", {}).get("random_pairs")
     n_flows = len(canon.get("flow", [])) + (int(pairs.get("count", 0)) if pairs else 0)

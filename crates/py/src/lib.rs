@@ -129,6 +129,22 @@ fn read_relative(base_dir: Option<&Path>, path: &str, limit: u64) -> Result<Stri
     String::from_utf8(bytes).map_err(|e| format!("cannot read {}: not UTF-8 text ({e})", full.display()))
 }
 
+/// Longest error message, bytes: a message echoes the value it refuses, and a
+/// 200,000-hop route or a 1 MB key made one line of 600 KB or 1 MB.
+const MAX_MESSAGE_BYTES: usize = 2000;
+
+/// `msg` cut to `MAX_MESSAGE_BYTES` (at a character boundary), saying how much was cut.
+fn bounded(msg: String) -> String {
+    if msg.len() <= MAX_MESSAGE_BYTES {
+        return msg;
+    }
+    let mut end = MAX_MESSAGE_BYTES;
+    while !msg.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} … ({} more bytes)", &msg[..end], msg.len() - end)
+}
+
 struct Loading<'a> {
     text: &'a str,
     fmt: &'a str,
@@ -158,7 +174,7 @@ impl Loading<'_> {
             read_file: Some(&read),
         };
         scenario::load_with(self.text, format_of(self.fmt)?, &opts)
-            .map_err(|e| ScenarioError::new_err(format!("{}: {e}", self.origin)))
+            .map_err(|e| ScenarioError::new_err(bounded(format!("{}: {e}", self.origin))))
     }
 }
 

@@ -525,8 +525,10 @@ mod tests {
             let mut c = ThrottleConfig::default();
             c.thr_max_kbps.insert("1".into(), v);
             assert!(c.validate().unwrap_err().starts_with("thr_max_kbps"), "{v}");
-            let mut c = ThrottleConfig::default();
-            c.thr_alone_kbps = vec![100.0, v];
+            let c = ThrottleConfig {
+                thr_alone_kbps: vec![100.0, v],
+                ..Default::default()
+            };
             assert!(c.validate().unwrap_err().starts_with("thr_alone_kbps"), "{v}");
         }
     }
