@@ -500,7 +500,7 @@ class _GuardedStdout(io.TextIOBase):
 
     def __init__(self, inner: TextIO | None) -> None:
         # None when the process was started with standard output closed (`>&-`).
-        self.inner: Any = inner if inner is not None else _ClosedStdout()
+        self.inner: TextIO | io.TextIOBase = inner if inner is not None else _ClosedStdout()
 
     def _failed(self, exc: OSError) -> OSError:
         try:
@@ -830,10 +830,14 @@ def cmd_examples(args: argparse.Namespace) -> int:
         if name in kept:
             print(f"kept {target} (exists; --force overwrites)", file=sys.stderr)
             continue
-        text = (source / name).read_bytes()
-        write_file(target, lambda tmp, text=text: tmp.write_bytes(text))
+        write_file(target, _copier((source / name).read_bytes()))
         print(target)
     return EXIT_OK
+
+
+def _copier(data: bytes) -> Callable[[Path], object]:
+    """What writes `data` into a temporary file (manetfair.output.write_file)."""
+    return lambda tmp: tmp.write_bytes(data)
 
 
 def _availability_word(entry: dict[str, Any]) -> str:
