@@ -215,7 +215,7 @@ def _needs(sc: Scenario, alone: bool) -> list[_Need]:
     """The reference runs `sc` still lacks: Thr_max entries for every hop count its
     flows take, and (u_reference = "isolated") each flow's Thr_alone.
 
-    Each is validated here, before any runs: `check` calls this too (`check`), so a
+    Each is validated here, before any runs, and `check` (below) calls this too: a
     scenario `check` accepts is one whose reference runs can run, and a refusal names
     the user's `[throttle]` key and value, not a key of the internal scenario."""
     table = throttle_table(sc.data)
