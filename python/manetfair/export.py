@@ -196,6 +196,20 @@ def write_series(
 ) -> Path:
     """The long series table, one row per (run, bin, entity, metric), written to
     `target` in batches of about `batch_rows` rows (one row group each in Parquet)."""
+
+    from manetfair.output import write_file
+
+    write_file(target, lambda tmp: _write_series(all_traces, scenarios, tmp, fmt, batch_rows))
+    return target
+
+
+def _write_series(
+    all_traces: Iterable[tuple[str, Mapping[str, Any]]],
+    scenarios: Mapping[str, Mapping[str, Any]],
+    target: Path,
+    fmt: str,
+    batch_rows: int,
+) -> None:
     import pyarrow as pa
 
     schema = pa.schema(
@@ -241,7 +255,6 @@ def write_series(
                 flush()
         if cols[0]:
             flush()
-    return target
 
 
 def run_series(
@@ -272,12 +285,13 @@ def run_series(
 
 
 def _write(table: Any, target: Path, fmt: str) -> Path:
+    """One table to `target`, whole or not at all (manetfair.output)."""
+    from manetfair.output import write_file
+
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        pq.write_table(table, target)
-    else:
-        import pyarrow.csv as pacsv
+        return write_file(target, lambda tmp: pq.write_table(table, str(tmp)))
+    import pyarrow.csv as pacsv
 
-        pacsv.write_csv(table, target)
-    return target
+    return write_file(target, lambda tmp: pacsv.write_csv(table, str(tmp)))

@@ -231,6 +231,12 @@ fn positive(key: &str, v: f64) -> Result<()> {
     }
 }
 
+/// A length key (a range, a radius), through the one length bound
+/// (`topology::check_length`).
+fn length(key: &str, v: f64) -> Result<()> {
+    topology::check_length(key, v).map_err(|e| ScenarioError::keyed("", &e))
+}
+
 /// A time-valued key of the scenario itself, through the one time validator.
 fn span(key: &str, v: f64, span: Span) -> Result<Duration> {
     span.check(key, v, Unit::Seconds)
