@@ -190,11 +190,15 @@ def test_experiments_lists_every_contract_id(tmp_path):
         entry = listing[exp_id]
         assert entry["figure"] and entry["description"] and entry["paper"].endswith(".txt")
     assert listing["nred-fig10"]["paper"] == "000_b13f657ee131074d.txt"
+    assert listing["nred-fig10"]["title"] == "Xu et al. 2003, Neighborhood RED"
     text = run_cli(["experiments"], fake=True, cwd=tmp_path)
     assert text.returncode == 0
     assert any(
         line.startswith("validate-bianchi") and " yes " in line for line in text.stdout.splitlines()
     )
+    # A reader sees the paper's authors, year and title, not the file name of its text.
+    (mtcp,) = [line for line in text.stdout.splitlines() if line.startswith("mtcp-fig3 ")]
+    assert "Yahia and Bíró 2007, M-TCP" in mtcp and ".txt" not in text.stdout
 
 
 def test_reproduce_unknown_and_unavailable_ids(tmp_path):
