@@ -153,7 +153,7 @@ def test_trace_filters_and_parquet(tmp_path):
     assert bad.returncode == 2 and "tx_start" in bad.stderr
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark (apt-get install tshark)")
 def test_wireshark_decodes_flows_as_plain_udp_and_tcp_and_sees_the_collisions(tmp_path):
     scenario = tmp_path / "hidden.toml"
     scenario.write_text(HIDDEN)
