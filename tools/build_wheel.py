@@ -24,6 +24,7 @@ import argparse
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -48,13 +49,21 @@ def build(out: Path) -> Path:
         env["PATH"] = os.pathsep.join([str(Path(ziglang.__file__).parent), env["PATH"]])
     except ImportError:
         sys.exit("tools/build_wheel.py: needs zig: pip install '.[release]'")
+    # maturin's own executable: `python -m maturin` finds it only beside this
+    # interpreter's scripts.
+    maturin = shutil.which("maturin") or shutil.which(
+        "maturin", path=str(Path(sys.executable).parent)
+    )
+    if maturin is None:
+        sys.exit("tools/build_wheel.py: needs maturin: pip install '.[release]'")
     cmd = [
-        sys.executable, "-m", "maturin", "build",
+        maturin, "build",
         "--profile", "dist",
         "--zig", "--compatibility", "manylinux2014", "--auditwheel", "check",
         "--out", str(out),
     ]  # fmt: skip
-    subprocess.run(cmd, cwd=REPO, env=env, check=True)
+    if subprocess.run(cmd, cwd=REPO, env=env, check=False).returncode != 0:
+        sys.exit("tools/build_wheel.py: maturin failed (its messages are above)")
     return max(out.glob("manetfair-*manylinux2014*.whl"), key=lambda p: p.stat().st_mtime)
 
 
