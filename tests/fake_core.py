@@ -17,7 +17,18 @@ from typing import Any, Callable
 
 import tomllib
 
-TOP_KEYS = {"name", "duration_s", "seed", "radio", "mac", "routing", "topology", "node", "flow"}
+TOP_KEYS = {
+    "name",
+    "duration_s",
+    "seed",
+    "platform",
+    "radio",
+    "mac",
+    "routing",
+    "topology",
+    "node",
+    "flow",
+}
 
 
 class ScenarioError(ValueError):

@@ -31,6 +31,7 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 # Bounds on counts given on the command line (docs/cli.md, docs/reliability.md).
 MAX_SEEDS = 10_000  # --seeds
 MAX_RUNS = 100_000  # runs in one sweep: grid points × seeds
+PLATFORMS = ("standard", "ns2")  # the `platform` key's values (docs/models.md)
 MAX_JOBS = 256  # --jobs
 
 
@@ -133,6 +134,7 @@ def _add_run(r: argparse.ArgumentParser) -> None:
         metavar="KEY.PATH=VALUE",
         help="set a scenario key (repeatable), e.g. mac.rts_threshold_bytes=3000",
     )
+    _platform_arg(r)
     r.add_argument("--json", action="store_true", help="print the run summary as JSON on stdout")
     r.add_argument(
         "--out",
@@ -238,7 +240,34 @@ def _add_reproduce(rp: argparse.ArgumentParser) -> None:
         help="reception model of every run: threshold capture as the papers' ns-2 "
         "(default) or SINR as ns-3 (docs/models.md); the report puts both side by side",
     )
+    rp.add_argument(
+        "--platform",
+        choices=list(PLATFORMS),
+        help="run every experiment on this platform instead of its paper's (ns2 for the "
+        "papers that ran ns-2, standard for Neighborhood RED's QualNet; docs/models.md); "
+        "the report shows each experiment's runs beside those on its own platform",
+    )
     rp.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MEMORY_HELP)
+
+
+def _platform_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--platform",
+        choices=list(PLATFORMS),
+        help="whose rules every run follows: standard (IEEE 802.11, the default) or ns2 "
+        "(ns-2.35's defaults and rules, docs/models.md); the same as --param platform=...",
+    )
+
+
+def _with_platform(command: str, overrides: dict[str, Any], platform: str | None) -> dict[str, Any]:
+    """`overrides` with `platform` set from --platform, refusing a second value of it."""
+    if platform is None:
+        return overrides
+    if "platform" in overrides:
+        raise InputError(
+            f"{command}: --platform and --param platform=... both set the platform; give one"
+        )
+    return {**overrides, "platform": platform}
 
 
 def _add_sweep(sw: argparse.ArgumentParser) -> None:
@@ -258,6 +287,7 @@ def _add_sweep(sw: argparse.ArgumentParser) -> None:
         help="seeds 1..N for every grid point",
     )
     sw.add_argument("--duration", type=_positive_float, metavar="S", help="override duration_s")
+    _platform_arg(sw)
     sw.add_argument("--store", type=Path, metavar="PATH", help=_store_help())
     sw.add_argument("--jobs", type=_jobs, metavar="N", help=_jobs_help())
     sw.add_argument("--json", action="store_true", help="print every run and the per-point means")
@@ -523,7 +553,8 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     from manetfair.api import RunResult, prepare, run_prepared
 
-    sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
+    overrides = _with_platform("run", _overrides(args.param), args.platform)
+    sc = prepare(Path(args.file), args.seed, args.duration, overrides)
     sc.canonical_json()  # bad input fails here, before a progress bar appears
     if args.view is not None and args.trace is not None:
         raise InputError("run: --view and --trace each trace the run; give one of them")
@@ -771,6 +802,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                     availability=availability,
                     max_memory=args.max_memory,
                     reception=args.reception,
+                    platform=args.platform,
                     draw_into=drawn_in,
                     timing=timing,
                     **options,
@@ -844,6 +876,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise InputError(
             "sweep: --param duration_s=... and --duration both set the duration; give one"
         )
+    if args.platform is not None:
+        if "platform" in keys:
+            raise InputError(
+                "sweep: --platform and --param platform=... both set the platform; give one"
+            )
+        base = base.with_overrides({"platform": args.platform})
     points = math.prod(len(values) for _, values in axes)
     if points * args.seeds > MAX_RUNS:
         raise InputError(

@@ -88,6 +88,9 @@ class Experiment:
     reference: str = ""
     notes: str = ""
     paper_title: str = ""  # the paper's short title ("Xu et al. 2003, Neighborhood RED")
+    # The platform of the paper's simulator (`platform` of every run unless its scenario
+    # sets one): "ns2" for the papers that ran ns-2, "standard" otherwise.
+    platform: str = "standard"
     flow_names: list[str] = field(default_factory=list)  # the paper's names of flows 0, 1, ...
 
     @property
@@ -136,6 +139,9 @@ class Experiment:
         if layout is not None:
             layouts.apply(data, layout, origin)
         data.setdefault("name", self.id)
+        if self.platform != "standard":
+            # Standard runs keep their scenario, and so their key in the results store.
+            data.setdefault("platform", self.platform)
         return Scenario(data, origin)
 
     def specs(
@@ -367,6 +373,7 @@ def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
         reference=t.reference,
         notes=t.notes,
         paper_title=t.paper_title,
+        platform=t.platform,
         flow_names=t.flow_names,
     )
 

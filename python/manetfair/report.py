@@ -193,6 +193,7 @@ def _entry(r: ExperimentResult, stamp: Mapping[str, str]) -> dict[str, Any]:
         "seeds": len({o.spec.seed for o in r.outcomes}),
         "runs": len(r.outcomes),
         "reception": r.reception,
+        "platform": r.platform or exp.platform,
         "claims": [
             {"what": v.what, "paper": v.paper, "measured": v.measured, "holds": v.holds}
             for v in r.verdicts
@@ -222,7 +223,7 @@ def _index(
     their `<id>.json`), then the rest of the known ones as unavailable or not run; and
     a link to the side-by-side page of the reception models if there is one."""
     # The index lists the papers' own reception model; SINR runs have their page.
-    fresh = {r.experiment.id: r for r in results if r.reception == "threshold"}
+    fresh = {r.experiment.id: r for r in results if r.reception == "threshold" and r.own_platform}
     order: list[tuple[str, str, str, Any]] = [
         (r.experiment.id, r.experiment.title, r.experiment.description, r.experiment)
         for r in results

@@ -37,6 +37,9 @@ class ExperimentResult:
     # (trace_roots), and only until the figure is drawn in a worker
     traces: dict[str, Any] = field(default_factory=dict)
     reception: str = "threshold"  # radio.reception of every run (docs/models.md)
+    # `platform` of every run: the experiment's own (its paper's), unless --platform
+    # chose the other one (docs/models.md)
+    platform: str = ""
     # (figure, topology) drawn into the batch's plot folder; None: not drawn yet
     drawn: tuple[bool, ...] | None = None
 
@@ -46,7 +49,17 @@ class ExperimentResult:
         for another reception model (report_reception.suffix)."""
         from manetfair.report_reception import suffix
 
-        return self.experiment.id + suffix(self.reception)
+        return self.experiment.id + suffix(self.reception) + self.platform_suffix
+
+    @property
+    def own_platform(self) -> bool:
+        """Whether the runs follow the platform of the experiment's paper."""
+        return self.platform in ("", self.experiment.platform)
+
+    @property
+    def platform_suffix(self) -> str:
+        """ "-ns2" or "-standard" for runs on the other platform than the paper's."""
+        return "" if self.own_platform else f"-{self.platform}"
 
     @property
     def runs(self) -> list[claims_mod.Run]:
@@ -99,6 +112,7 @@ def reproduce(
     availability: Mapping[str, tuple[bool, str]] | None = None,
     max_memory: int | None = None,
     reception: str = "threshold",
+    platform: str | None = None,
     draw_into: Path | None = None,
     timing: Timing | None = None,
     **options: Any,
@@ -111,6 +125,8 @@ def reproduce(
 
     `reception` other than "threshold" runs every scenario under that reception model
     (`radio.reception`); the experiments' own settings are otherwise unchanged.
+    `platform` ("standard" or "ns2") runs every experiment on that platform instead of
+    its paper's (`Experiment.platform`).
     `timing` (Timing) records where the time went. `options` (on_start, backend,
     commit) go to `runner.execute`."""
     timing = timing if timing is not None else Timing(jobs=jobs)
@@ -122,14 +138,20 @@ def reproduce(
         ok, why = (
             availability[exp.id] if availability and exp.id in availability else exp.availability()
         )
-        result = ExperimentResult(exp, ok, why, quick, reception=reception)
+        on = platform or exp.platform
+        result = ExperimentResult(exp, ok, why, quick, reception=reception, platform=on)
         results.append(result)
         if ok:
             specs = exp.specs(quick, seeds=seeds)
+            changes = {}
             if reception != "threshold":
+                changes["radio.reception"] = reception
+            if on != exp.platform:
+                changes["platform"] = on
+            if changes:
                 for spec in specs:
-                    spec.scenario = spec.scenario.with_overrides({"radio.reception": reception})
-                    spec.parameters = {**spec.parameters, "radio.reception": reception}
+                    spec.scenario = spec.scenario.with_overrides(changes)
+                    spec.parameters = {**spec.parameters, **changes}
             batch.extend(specs)
             owners.extend([len(results) - 1] * len(specs))
     timing.expansion_s += time.perf_counter() - t0
@@ -383,6 +405,8 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
                 "reason": r.reason if not r.available else "",
                 "quick": r.quick,
                 "reception": r.reception,
+                "platform": r.platform or exp.platform,
+                "paper_platform": exp.platform,
                 "runs": [
                     {
                         "variant": o.spec.parameters,

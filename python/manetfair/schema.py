@@ -109,6 +109,8 @@ class ExperimentTable(_Table):
     figure: Text
     flow_names: list[str] = []
     description: Text
+    # The simulator the paper ran, whose rules its runs follow (docs/models.md).
+    platform: Literal["standard", "ns2"] = "standard"
     reference: str = ""
     notes: str = ""
     available: bool = True

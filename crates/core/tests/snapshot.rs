@@ -1,6 +1,11 @@
 //! Whole-run results locked in a snapshot: per-flow throughput, frames sent
-//! and collided by type, drops by cause and the event count, for four
-//! scenarios × three seeds × `radio.lock_on_sensed` on and off.
+//! and collided by type, drops by cause, the event count, the remedies' own
+//! MAC counters (`mac.qe`, `mac.ff`, `mac.opet`) and every scheme section of
+//! the summary (NRED, throttling), for ten scenarios × three seeds ×
+//! `radio.lock_on_sensed` on and off. The scenarios reach every remedy:
+//! quick-exchange with fast-forward, OPET, M-TCP, TCP-AP and Westwood+,
+//! ingress throttling under SINR reception, RED and NRED, and the ns-2
+//! platform (`platform = "ns2"`).
 //!
 //! A refactor must leave every line of `snapshots/*.snap` unchanged. A change
 //! that moves a number on purpose updates the snapshot (`cargo insta review`,
@@ -72,6 +77,19 @@ fn whole_runs(file: &str) -> String {
                 s.ledger.generated, s.ledger.delivered, s.ledger.dropped, s.ledger.in_flight
             )
             .unwrap();
+            if let (Some(a), Some(b)) = (s.mac.msdus_started, s.mac.first_rts_failed) {
+                writeln!(out, "  msdus_started {a} first_rts_failed {b}").unwrap();
+            }
+            let mac = serde_json::to_value(&s.mac).expect("the MAC summary serialises");
+            for key in ["qe", "ff", "opet"] {
+                if let Some(section) = mac.get(key) {
+                    writeln!(out, "  mac.{key} {section}").unwrap();
+                }
+            }
+            let schemes = serde_json::to_value(&s.schemes).expect("scheme sections serialise");
+            for (key, section) in schemes.as_object().expect("scheme sections are a map") {
+                writeln!(out, "  {key} {section}").unwrap();
+            }
         }
     }
     out
@@ -90,6 +108,36 @@ fn chain_5_hops() {
 #[test]
 fn nred_hidden_terminal() {
     insta::assert_snapshot!(whole_runs("nred_hidden.toml"));
+}
+
+#[test]
+fn quick_exchange_fast_forward_chain() {
+    insta::assert_snapshot!(whole_runs("qe_ff_chain.toml"));
+}
+
+#[test]
+fn opet_chain() {
+    insta::assert_snapshot!(whole_runs("opet_chain.toml"));
+}
+
+#[test]
+fn mtcp_tcp_ap_westwood_plus() {
+    insta::assert_snapshot!(whole_runs("tcp_variants.toml"));
+}
+
+#[test]
+fn throttle_sinr() {
+    insta::assert_snapshot!(whole_runs("throttle_sinr.toml"));
+}
+
+#[test]
+fn red_chain() {
+    insta::assert_snapshot!(whole_runs("red_chain.toml"));
+}
+
+#[test]
+fn ns2_platform_chain() {
+    insta::assert_snapshot!(whole_runs("ns2_chain.toml"));
 }
 
 #[test]

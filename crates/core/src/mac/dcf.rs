@@ -66,6 +66,19 @@ pub struct DcfConfig {
     /// attempts fail to acquire the channel on their first attempt").
     /// Counting changes nothing else.
     pub count_first_rts: bool,
+    /// ns-2's CTS rule (`[ns2] cts_if_idle`): the CTS goes only if the
+    /// station is idle SIFS after the RTS: medium idle and NAV clear.
+    pub cts_if_idle: bool,
+    /// ns-2's capture deferral (`[ns2] capture_nav`): a weaker frame
+    /// captured out during a reception sets the NAV to EIFS plus its
+    /// duration (`Dcf::captured`).
+    pub capture_nav: bool,
+    /// ns-2's EIFS (`[ns2] eifs_nav`): a NAV of EIFS from the end of the
+    /// erroneous frame, so DIFS follows it and no RTS is answered under it.
+    pub eifs_nav: bool,
+    /// MAC header and FCS of a data frame: 28 bytes (§8.3.2.1, three
+    /// addresses), or 34 under `[ns2] four_address_header`.
+    pub data_overhead_bytes: u32,
     /// Data frames for other stations are reported (`MacAction::Overheard`),
     /// as a driver in promiscuous mode passes them up. On by default; the
     /// simulator turns it off when no scheme reads them (only NRED does):
@@ -90,6 +103,10 @@ impl Default for DcfConfig {
             fast_forward: FastForward::default(),
             opet: Opet::default(),
             count_first_rts: false,
+            cts_if_idle: false,
+            capture_nav: false,
+            eifs_nav: false,
+            data_overhead_bytes: DATA_OVERHEAD_BYTES,
             promiscuous: true,
         }
     }
@@ -483,6 +500,8 @@ pub struct Dcf {
     /// By `MacTimer`: the Access timer's slot ends the first cache line.
     timers: [TimerSlot; 3],
     nav: Nav,
+    /// When the pending backoff was drawn: its countdown starts no earlier.
+    backoff_drawn: SimTime,
     /// OPET: ready-to-receive frames owed, oldest first.
     pending_rtr: Vec<PendingRtr>,
     current: Option<Held>,
@@ -513,6 +532,7 @@ impl Dcf {
             cw,
             backoff_slots: 0,
             backoff_pending: false,
+            backoff_drawn: SimTime::ZERO,
             counting_from: None,
             current: None,
             side: None,
@@ -633,9 +653,14 @@ impl Dcf {
 
     // ---- channel access -----------------------------------------------
 
-    fn draw_backoff(&mut self) {
+    /// Draws a backoff at `now` from [0, CW] (§9.3.4.3). Its slots are
+    /// counted from `now` at the earliest: a backoff invoked at a CTS or
+    /// ACK timeout (§9.3.2.6, §9.3.2.8) on a medium idle for longer than
+    /// DIFS starts its countdown then, not DIFS after the medium went idle.
+    fn draw_backoff(&mut self, now: SimTime) {
         self.backoff_slots = self.rng.gen_range(0..=self.cw);
         self.backoff_pending = true;
+        self.backoff_drawn = now;
     }
 
     /// Busy for our purposes: a frame exchange or response of our own.
@@ -644,7 +669,8 @@ impl Dcf {
     }
 
     /// When the first backoff slot may start: an IFS after the medium went
-    /// idle (EIFS after a frame received in error) and DIFS after the NAV.
+    /// idle (EIFS after a frame received in error), DIFS after the NAV,
+    /// and not before the backoff was drawn.
     fn ifs_end(&self) -> SimTime {
         let ifs = if self.use_eifs {
             self.cfg.eifs()
@@ -653,7 +679,10 @@ impl Dcf {
         };
         // Instants of the run (a NAV lasts at most a Duration field's
         // 32,767 µs), so plain additions (`SimTime::plus`).
-        self.phy_idle_since.plus(ifs).max(self.nav.end().plus(self.cfg.difs()))
+        self.phy_idle_since
+            .plus(ifs)
+            .max(self.nav.end().plus(self.cfg.difs()))
+            .max(self.backoff_drawn)
     }
 
     /// The medium became (virtually) busy: slots that fully elapsed are used up.
@@ -704,7 +733,7 @@ impl Dcf {
     /// Takes an MSDU in; one that already went on the air (it carries its
     /// sequence number back) keeps the number and goes out as a retry.
     fn hold(&mut self, msdu: Msdu, next_hop: u32, retries: Retries) -> Held {
-        let frame_bytes = msdu.bytes + DATA_OVERHEAD_BYTES;
+        let frame_bytes = msdu.bytes + self.cfg.data_overhead_bytes;
         let seq = retries.seq.unwrap_or_else(|| {
             let seq = self.next_seq;
             self.next_seq = (self.next_seq + 1) % 4096;
@@ -746,7 +775,7 @@ impl Dcf {
             if idle_now {
                 self.backoff_slots = 0;
             } else {
-                self.draw_backoff();
+                self.draw_backoff(now);
             }
         }
         self.reschedule_access(now, out);
@@ -880,8 +909,12 @@ impl Dcf {
         self.phy_busy
     }
 
+    /// The medium turned busy. EIFS, if due, is over: it follows only the
+    /// idle period right after the erroneous frame (§9.3.2.3.7); a later
+    /// busy period that ends in error sets it again (`handle_rx_error`).
     pub fn handle_medium_busy(&mut self, now: SimTime) {
         self.phy_busy = true;
+        self.use_eifs = false;
         self.freeze(now);
     }
 
@@ -901,9 +934,26 @@ impl Dcf {
         self.access_rescheduled(now)
     }
 
-    /// A frame ended that could not be decoded: use EIFS (§9.3.7).
-    pub fn handle_rx_error(&mut self, _now: SimTime) {
-        self.use_eifs = true;
+    /// A frame ended that could not be decoded: use EIFS (§9.3.7). Under
+    /// ns-2's rule (`eifs_nav`) EIFS is a NAV from now instead, which DIFS
+    /// follows as after any NAV.
+    pub fn handle_rx_error(&mut self, now: SimTime) {
+        if self.cfg.eifs_nav {
+            self.nav.update(now, now.plus(self.cfg.eifs()));
+        } else {
+            self.use_eifs = true;
+        }
+    }
+
+    /// ns-2's capture deferral (`capture_nav`): a frame lasting `airtime`
+    /// started during a reception and was captured out. ns-2.35's
+    /// `Mac802_11::capture` sets the NAV to EIFS plus the frame's duration,
+    /// which keeps the station from answering an RTS (`cts_if_idle`) and
+    /// from contending until then. Without the rule, nothing happens.
+    pub fn captured(&mut self, now: SimTime, airtime: Duration) {
+        if self.cfg.capture_nav {
+            self.nav.update(now, now.plus(self.cfg.eifs() + airtime));
+        }
     }
 
     /// A frame was decoded correctly.
@@ -1021,6 +1071,22 @@ impl Dcf {
             // §9.3.2.6 and Berger et al. §3.1: the CTS; with a packet for
             // the RTS's sender that fits the cap it carries τ, and its
             // Duration stays the standard one (the DATA1 advertises τ).
+            // ns-2's CTS rule (`cts_if_idle`): the CTS is dropped unless
+            // the station is idle now, its medium idle and its NAV clear.
+            (
+                Sifs {
+                    response: Response::Cts { .. },
+                    under,
+                },
+                Event::SifsElapsed,
+            ) if self.cfg.cts_if_idle && (self.phy_busy || self.nav.is_set(now)) => {
+                self.exchange = under.map_or(Idle, Waiting);
+                if self.cfg.quick_exchange.enabled && self.side.is_some() {
+                    // The reverse packet reserved for this CTS goes back.
+                    self.release(now, Slot::Side, out);
+                }
+                self.reschedule_access(now, out);
+            }
             (
                 Sifs {
                     response: Response::Cts { to, duration, d1_bytes },
@@ -1035,7 +1101,7 @@ impl Dcf {
                         let d2 = self.held(reverse).msdu.bytes;
                         let data_ack = qe::data_ack_time(self.cfg.data_rate, d2);
                         cts.ext.tau = qe::tau(data_ack, self.cfg.ack_time(), self.cfg.sifs, self.cfg.ack_time());
-                        let t_data1 = self.cfg.data_rate.airtime(d1_bytes + DATA_OVERHEAD_BYTES);
+                        let t_data1 = self.cfg.data_rate.airtime(d1_bytes + self.cfg.data_overhead_bytes);
                         self.exchange = SendingCtsTau { reverse, t_data1 };
                         self.stats.qe_requested += 1;
                     }
@@ -1136,7 +1202,7 @@ impl Dcf {
                 self.cancel_timer(MacTimer::Timeout);
                 self.pending_rtr.retain(|r| !(r.to == to && r.label == label));
                 self.stats.rtr_answered += 1;
-                self.draw_backoff();
+                self.draw_backoff(now);
                 let ack = self.control(FrameKind::Ack, f.tx, Duration::ZERO);
                 self.respond(now, Response::Control(ack), None, out);
                 out.push(MacAction::RtrAnswered { from: to, label });
@@ -1157,7 +1223,7 @@ impl Dcf {
                     msdu: h.msdu,
                     next_hop: h.next_hop,
                 });
-                self.draw_backoff();
+                self.draw_backoff(now);
                 self.reschedule_access(now, out);
             }
             // OPET: a ready-to-receive frame, answered like an RTS only
@@ -1393,7 +1459,11 @@ impl Dcf {
         }
         let fixed = self.cfg.sifs.mul(3) + self.cfg.cts_time() + self.cfg.ack_time();
         let t_data1 = Duration(rts.duration.as_nanos().saturating_sub(fixed.as_nanos()));
-        Some(qe::msdu_bytes_of(self.cfg.data_rate, t_data1, DATA_OVERHEAD_BYTES))
+        Some(qe::msdu_bytes_of(
+            self.cfg.data_rate,
+            t_data1,
+            self.cfg.data_overhead_bytes,
+        ))
     }
 
     /// Quick-exchange's reverse packet for `peer`, if any fits the cap
@@ -1589,12 +1659,13 @@ impl Dcf {
             self.pending_rtr.remove(i);
             self.stats.rtr_abandoned += 1;
             out.push(MacAction::RtrAbandoned { to, label });
-            self.draw_backoff();
+            self.draw_backoff(now);
             self.reschedule_access(now, out);
         } else {
             let window = (2 * self.cfg.opet.cw_relay + 1).min(self.cfg.cw_max);
             self.backoff_slots = self.rng.gen_range(0..=window);
             self.backoff_pending = true;
+            self.backoff_drawn = now;
             self.reschedule_access(now, out);
         }
     }
@@ -1659,7 +1730,7 @@ impl Dcf {
             (Slot::Current, true) => self.finish_exchange(now, out),
             (Slot::Current, false) => {
                 self.cw = (2 * self.cw + 1).min(self.cfg.cw_max);
-                self.draw_backoff();
+                self.draw_backoff(now);
                 self.reschedule_access(now, out);
             }
             // The second slot's MSDU goes back to the queue with its counts;
@@ -1681,7 +1752,7 @@ impl Dcf {
     /// again (§9.3.4.3: a backoff follows every transmission attempt).
     fn finish_exchange(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
         self.cw = self.cfg.cw_min;
-        self.draw_backoff();
+        self.draw_backoff(now);
         self.reschedule_access(now, out);
     }
 
@@ -1719,7 +1790,7 @@ impl Dcf {
                 },
                 ..c.msdu
             }),
-            bytes: c.msdu.bytes + DATA_OVERHEAD_BYTES,
+            bytes: c.msdu.bytes + self.cfg.data_overhead_bytes,
             // Broadcasts go at the basic rate so every station can decode them.
             rate: if broadcast {
                 self.cfg.basic_rate
@@ -1769,6 +1840,8 @@ mod harness;
 mod tests;
 #[cfg(test)]
 mod tests_fast_forward;
+#[cfg(test)]
+mod tests_ns2;
 #[cfg(test)]
 mod tests_opet;
 #[cfg(test)]

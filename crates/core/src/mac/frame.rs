@@ -25,6 +25,9 @@ pub const ACK_BYTES: u32 = 14;
 pub const NCTS_FLAG: u8 = 0x20;
 /// Data frame header (24 bytes, three addresses) plus FCS (4 bytes).
 pub const DATA_OVERHEAD_BYTES: u32 = 28;
+/// ns-2.35's data frame overhead: its `hdr_mac802_11` carries a fourth
+/// address, 34 bytes with the FCS (`mac-802_11.h` :193-202).
+pub const NS2_DATA_OVERHEAD_BYTES: u32 = 34;
 
 /// The frame kinds, in the order of the per-kind counters. Extensions
 /// append theirs; counters are sized by `FrameKind::ALL.len()`.

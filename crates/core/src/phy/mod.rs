@@ -83,6 +83,11 @@ pub struct PhyConfig {
     pub capture_db: f64,
     /// Threshold model: signals below the receive threshold lock the radio (ns-2).
     pub lock_on_sensed: bool,
+    /// Threshold model, `[ns2] lock_through_tx`: a signal arriving during
+    /// the radio's own transmission locks it beyond the transmission.
+    pub lock_through_tx: bool,
+    /// Threshold model, `[ns2] capture_nav`: report signals captured out.
+    pub report_capture: bool,
     /// How a radio decides whether a frame is received (`radio.reception`).
     pub reception: reception::ReceptionModel,
 }
@@ -98,6 +103,8 @@ impl PhyConfig {
             link_rates: RateSet::NONE.with(Rate::MBPS_1).with(Rate::MBPS_2),
             capture_db,
             lock_on_sensed: true,
+            lock_through_tx: false,
+            report_capture: false,
             reception: reception::ReceptionModel::Threshold,
         }
     }

@@ -190,7 +190,7 @@ impl Radio {
     /// was decoded; and whether a frame decodable here was lost.
     pub fn signal_end(&mut self, now: SimTime, tx: TxId) -> SignalEnd {
         if let Reception::Threshold(m) = &mut self.rx {
-            let rx = m.signal_end(now, tx);
+            let rx = m.signal_end(now, tx, self.transmitting);
             // A signal's end changes the state only by ending the lock or
             // the last signal of a radio not transmitting: it can leave an
             // unlocked radio only, which is not receiving.
@@ -349,6 +349,77 @@ mod tests {
         assert_eq!(r.signal_end(t(4), 1).rx, None);
         assert_eq!(r.signal_end(t(5), 2).rx, None);
         assert_eq!(r.time_in(RadioState::Transmitting, t(9)), Duration::from_micros(2));
+    }
+
+    /// The radio with ns-2's receiver rules (`[ns2] lock_through_tx` and
+    /// `capture_nav`), or without.
+    fn ns2_radio(ns2: bool) -> Radio {
+        let params = ThresholdParams::with_ns2(&thresholds(), true, ns2, ns2);
+        Radio::new(Reception::Threshold(ThresholdRx::shared(params)))
+    }
+
+    /// Frame 1 arrives at 5 µs while the radio transmits until 10 µs. Under
+    /// ns-2 it keeps the receiver locked, in error, after the transmission,
+    /// so frame 2, ten times stronger, is not received and the end of frame
+    /// 1 starts EIFS; under the standard the receiver is free at 10 µs and
+    /// decodes frame 2.
+    ///
+    /// ```text
+    ///  radio: |--- own tx ---|
+    ///         0             10
+    ///  1:          |-------- frame 1 (power 2) --------|
+    ///              5                                  40
+    ///  2:                       |-- frame 2 (power 50) --|
+    ///                           20                       50
+    /// ```
+    #[test]
+    fn a_frame_arriving_during_transmission_locks_the_receiver_under_ns2() {
+        for ns2 in [false, true] {
+            let mut r = ns2_radio(ns2);
+            r.start_tx(t(0));
+            assert!(!r.signal_start(t(5), at(1, 2.0)).is_empty(), "lost to the transmission");
+            r.end_tx(t(10));
+            let want = if ns2 {
+                RadioState::Receiving
+            } else {
+                RadioState::CarrierSense
+            };
+            assert_eq!(r.state(), want);
+            let losses = r.signal_start(t(20), at(2, 50.0));
+            assert!(!losses.captured, "frame 2 is stronger: no capture");
+            let end1 = r.signal_end(t(40), 1).rx;
+            let end2 = r.signal_end(t(50), 2).rx;
+            if ns2 {
+                assert_eq!((end1, end2), (Some(RxEnd::Error(1)), None));
+            } else {
+                assert_eq!((end1, end2), (None, Some(RxEnd::Ok(2))));
+            }
+        }
+    }
+
+    /// Under ns-2 a frame locked during the transmission that also ends
+    /// during it ends silently: no EIFS (`recv_timer` :1645).
+    #[test]
+    fn a_frame_ending_during_transmission_ends_silently_under_ns2() {
+        let mut r = ns2_radio(true);
+        r.start_tx(t(0));
+        r.signal_start(t(2), at(1, 2.0));
+        assert_eq!(r.signal_end(t(8), 1).rx, None);
+        r.end_tx(t(10));
+        assert_eq!(r.state(), RadioState::Idle);
+    }
+
+    /// A frame ten times weaker than the locked one is captured out; only
+    /// ns-2's rule reports it, for the MAC's deferral (`capture` :555).
+    #[test]
+    fn a_captured_out_frame_is_reported_under_ns2() {
+        for ns2 in [false, true] {
+            let mut r = ns2_radio(ns2);
+            assert!(r.signal_start(t(0), at(1, 50.0)).is_empty());
+            let losses = r.signal_start(t(5), at(2, 2.0));
+            assert_eq!(losses.captured, ns2);
+            assert_eq!(r.signal_end(t(30), 1).rx, Some(RxEnd::Ok(1)));
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! gives the canonical form with every default filled in.
 
 use super::names::named;
+use super::platform::{Ns2Rules, Platform};
 use crate::net::QueueKind;
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +53,13 @@ fn one() -> u64 {
 pub struct ScenarioFile {
     #[serde(default = "default_name")]
     pub name: String,
+    /// Whose rules the run follows (`platform.rs`): the standard's, or
+    /// ns-2.35's defaults and `[ns2]` rules.
+    #[serde(default, skip_serializing_if = "Platform::is_standard")]
+    pub platform: Platform,
+    /// `[ns2]`: ns-2.35's departures from the standard, one key each.
+    #[serde(default, skip_serializing_if = "Ns2Rules::is_default")]
+    pub ns2: Ns2Rules,
     pub duration_s: f64,
     #[serde(default = "one")]
     pub seed: u64,
@@ -477,6 +485,7 @@ pub struct ScriptedFile {
 // ---- validation: each table checks its own keys --------------------------
 
 use super::ScenarioError;
+use crate::mac::frame::{DATA_OVERHEAD_BYTES, NS2_DATA_OVERHEAD_BYTES};
 use crate::mac::DcfConfig;
 use crate::phy::Rate;
 use crate::time::{Duration, Num};
@@ -690,8 +699,9 @@ impl SinrFile {
 }
 
 impl MacFile {
-    /// Checks every `[mac]` key; returns the DCF's configuration.
-    pub fn resolve(&self, rates: &Rates) -> Checked<DcfConfig> {
+    /// Checks every `[mac]` key; returns the DCF's configuration, with the
+    /// MAC rules of `[ns2]` that are switched on.
+    pub fn resolve(&self, rates: &Rates, ns2: &Ns2Rules) -> Checked<DcfConfig> {
         for (key, v, max) in [
             ("mac.short_retry_limit", self.short_retry_limit, 255),
             ("mac.long_retry_limit", self.long_retry_limit, 255),
@@ -766,6 +776,14 @@ impl MacFile {
             fast_forward: self.fast_forward,
             opet: self.opet,
             count_first_rts: self.count_first_rts,
+            cts_if_idle: ns2.cts_if_idle,
+            capture_nav: ns2.capture_nav,
+            eifs_nav: ns2.eifs_nav,
+            data_overhead_bytes: if ns2.four_address_header {
+                NS2_DATA_OVERHEAD_BYTES
+            } else {
+                DATA_OVERHEAD_BYTES
+            },
             promiscuous: true,
         })
     }

@@ -7,6 +7,7 @@ pub mod file;
 mod flow;
 pub mod mobility;
 pub(crate) mod names;
+pub mod platform;
 pub mod topology;
 mod traffic;
 
@@ -14,6 +15,7 @@ pub use budget::{Estimate, DEFAULT_MAX_MEMORY};
 pub use file::{Propagation, RoutingKind, ScenarioFile, TopologyKind};
 pub use flow::{App, FlowSpec, Transport};
 pub use names::Named;
+pub use platform::{Ns2Rules, Platform};
 
 use crate::app::onoff::OnOffConfig;
 use crate::mac::DcfConfig;
@@ -78,8 +80,31 @@ pub enum Format {
     Json,
 }
 
-/// Parses the file format; serde's message keeps the key path.
+/// Parses the file format; serde's message keeps the key path. Under
+/// `platform = "ns2"` the file is read again with ns-2.35's defaults under
+/// the keys it sets (`platform::fill_defaults`).
 pub fn parse_file(text: &str, format: Format) -> Result<ScenarioFile> {
+    let file = parse_as_written(text, format)?;
+    if file.platform.is_standard() {
+        return Ok(file);
+    }
+    // The file parsed as written, so it is a table of known keys: the
+    // defaults only add keys, and can make no error of their own.
+    let mut doc = match format {
+        Format::Toml => {
+            let table: toml::Table = text
+                .parse()
+                .map_err(|e: toml::de::Error| ScenarioError::new("", e.to_string()))?;
+            serde_json::to_value(table).map_err(|e| ScenarioError::new("", e.to_string()))?
+        }
+        Format::Json => serde_json::from_str(text).map_err(|e| ScenarioError::new("", e.to_string()))?,
+    };
+    platform::fill_defaults(&mut doc, file.platform);
+    serde_path_to_error::deserialize(doc).map_err(|e| path_error(e.path().to_string(), &clip(&e.inner().to_string())))
+}
+
+/// Parses the file as written, with manetfair's own defaults.
+fn parse_as_written(text: &str, format: Format) -> Result<ScenarioFile> {
     match format {
         Format::Toml => {
             // One parse on the way that succeeds; after a failure the text is
@@ -196,6 +221,8 @@ pub struct Scenario {
     pub node_series: bool,
     /// EIFS after frames only sensed (`mac.eifs_after_sensed`).
     pub eifs_after_sensed: bool,
+    /// Packet sizes as ns-2's agents make them (`[ns2] ip_header_per_agent`).
+    pub ip_header_per_agent: bool,
     /// Per node index, its trajectory if it moves.
     pub trajectories: Vec<Option<crate::mobility::Trajectory>>,
     pub mobility_update: Duration,
@@ -330,11 +357,13 @@ impl<'a> NodeIndex<'a> {
 pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario> {
     let duration = SimTime(span("duration_s", file.duration_s, Span::POSITIVE)?.as_nanos());
     let rates = file.radio.validate()?;
-    let (queue, dcf) = (file.mac.queue, file.mac.resolve(&rates)?);
+    let (queue, dcf) = (file.mac.queue, file.mac.resolve(&rates, &file.ns2)?);
     if file.radio.reception == file::ReceptionKind::Sinr && file.radio.sinr.is_none() {
         file.radio.sinr = Some(Default::default());
     }
-    let radio = file.radio.resolve(&dcf)?;
+    let mut radio = file.radio.resolve(&dcf)?;
+    radio.lock_through_tx = file.ns2.lock_through_tx;
+    radio.report_capture = file.ns2.capture_nav;
     // Scheme tables: checked when given, filled in when their queue is used.
     if let Some(c) = &file.red {
         c.validate().map_err(|e| ScenarioError::keyed("red", &e))?;
@@ -410,9 +439,13 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         flows,
         node_series: file.trace.node_series,
         eifs_after_sensed: file.mac.eifs_after_sensed,
+        ip_header_per_agent: file.ns2.ip_header_per_agent,
         trajectories,
         mobility_update,
-        tcp: file.tcp.clone(),
+        tcp: TcpConfig {
+            ns2_rto: file.ns2.rto_ssthresh_window,
+            ..file.tcp.clone()
+        },
         onoff: file.onoff.clone(),
         aodv: file.routing.aodv.clone(),
         red: file.red.clone().unwrap_or_default(),

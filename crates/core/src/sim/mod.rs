@@ -164,7 +164,8 @@ impl Simulator {
             promiscuous: schemes.wants_overheard(),
             ..sc.dcf.clone()
         };
-        let shared = ThresholdParams::new(&th, sc.radio.lock_on_sensed);
+        let r = &sc.radio;
+        let shared = ThresholdParams::with_ns2(&th, r.lock_on_sensed, r.lock_through_tx, r.report_capture);
         // On huge pages when large (`engine::pages`): on big fields each
         // signal edge reaches a node stack somewhere in megabytes.
         let mut nodes = crate::engine::pages::vec_on_huge_pages(n);
@@ -701,6 +702,9 @@ impl Simulator {
         }
         for (lost, why) in losses.iter() {
             self.count_collision(now, node, lost, why);
+        }
+        if losses.captured {
+            self.nodes[node as usize].mac.captured(now, arrival.airtime());
         }
         if !was_busy {
             self.medium_busy(now, node);
@@ -1408,7 +1412,12 @@ impl Simulator {
                 flow,
                 src,
                 dst,
-                bytes: payload + UDP_HEADER_BYTES + IP_HEADER_BYTES,
+                // ns-2's UDP agent counts no header; its routing agent adds IP's.
+                bytes: if self.sc.ip_header_per_agent {
+                    payload + IP_HEADER_BYTES
+                } else {
+                    payload + UDP_HEADER_BYTES + IP_HEADER_BYTES
+                },
                 payload_bytes: payload,
                 created: now,
                 ttl: DEFAULT_TTL,
@@ -1506,7 +1515,13 @@ impl Simulator {
                 flow,
                 src: from,
                 dst: to,
-                bytes: seg.wire_bytes(),
+                // ns-2's routing agent adds an IP header to the TCP agent's 40 bytes.
+                bytes: seg.wire_bytes()
+                    + if self.sc.ip_header_per_agent {
+                        IP_HEADER_BYTES
+                    } else {
+                        0
+                    },
                 payload_bytes: seg.len,
                 created: now,
                 ttl: DEFAULT_TTL,

@@ -9,7 +9,7 @@
 //!                        412        716                            5152     5456
 //! ```
 
-use super::harness::{fire, on_air, station_with, timer, us};
+use super::harness::{fire, on_air, station_with, timer, transmitted, us};
 use super::*;
 use crate::mac::frame::RTS_BYTES;
 
@@ -766,4 +766,60 @@ fn sequence_numbers_wrap_at_4096_and_the_filter_follows() {
         !b.is_duplicate(&data(A, 1, true)),
         "a first number after the wrap is new"
     );
+}
+
+/// A backoff drawn at a CTS timeout counts its slots from the timeout on
+/// (§9.3.2.6: the station "shall invoke its backoff procedure upon
+/// expiration of the CTSTimeout interval"), not from DIFS after its own
+/// RTS, although the medium has been idle since then:
+///
+/// ```text
+///  A: |DIFS|--RTS 352--|    CTSTimeout 334    |-k slots-|RTS
+///     0   50          402                    736      736+20k
+/// ```
+#[test]
+fn backoff_after_a_cts_timeout_counts_from_the_timeout() {
+    for seed in 1..40 {
+        let mut a = dcf(A, seed);
+        let mut out = Vec::new();
+        a.handle_msdu(us(0), msdu(), B, &mut out);
+        let (t, o) = fire(&mut a, &out, MacTimer::Access);
+        assert_eq!((t, transmitted(&o).kind), (us(50), FrameKind::Rts));
+        a.handle_medium_busy(us(50));
+        let mut out = Vec::new();
+        a.handle_tx_end(us(402), &mut out);
+        a.handle_medium_idle(us(402), &mut out);
+        let (t, o) = fire(&mut a, &out, MacTimer::Timeout);
+        assert_eq!(t, us(736));
+        let k = a.backoff_slots() as u64;
+        assert!(k <= 63);
+        assert_eq!(
+            timer(&o, MacTimer::Access).unwrap().0,
+            us(736 + 20 * k),
+            "seed {seed}, k {k}"
+        );
+    }
+}
+
+/// EIFS follows the erroneous frame only (§9.3.2.3.7: it "shall begin
+/// following indication by the PHY that the medium is idle after detection
+/// of the erroneous frame"): after a later busy period that ended without
+/// an error, DIFS applies again.
+///
+/// ```text
+///  C: |--- frame, in error ---|   |--- sensed, no error ---|DIFS|
+///     0                      300 400                      700  750
+/// ```
+#[test]
+fn eifs_is_not_used_after_a_later_busy_period() {
+    let mut c = dcf(C, 4);
+    let mut out = Vec::new();
+    c.handle_medium_busy(us(0));
+    c.handle_rx_error(us(300));
+    c.handle_medium_idle(us(300), &mut out);
+    c.handle_medium_busy(us(400));
+    c.handle_medium_idle(us(700), &mut out);
+    let mut out = Vec::new();
+    c.handle_msdu(us(710), msdu(), B, &mut out);
+    assert_eq!(timer(&out, MacTimer::Access).unwrap().0, us(750));
 }

@@ -209,13 +209,13 @@ fn ready_to_receive_resumes_with_a_three_way_handshake() {
     assert!(uo.contains(&MacAction::TxDone { msdu: DF, next_hop: I }));
 }
 
-/// The RTR is lost: I times out at t0 + 4830 and sends it again (its
-/// backoff, drawn from [0, 15], was counted while it waited, as after any
-/// timeout here); the second loss gives the resume up.
+/// The RTR is lost: I times out at t0 + 4830 and sends it again after a
+/// backoff of k slots drawn from [0, 15] at the timeout (counted from
+/// then, as after any timeout, §9.3.2.6); the second loss gives the resume up.
 ///
 /// ```text
-///  I: |RTR 336|------ wait 4494 ------|RTR 336|------ wait 4494 ------|  RtrAbandoned
-///     t0   t0+336                  t0+4830  t0+5166               t0+9660
+///  I: |RTR 336|------ wait 4494 ------|k slots|RTR 336|------ wait 4494 ------|  RtrAbandoned
+///     t0   t0+336                  t0+4830   r=t0+4830+20k r+336            r+4830
 /// ```
 #[test]
 fn lost_ready_to_receive_is_retried_once_then_given_up() {
@@ -226,18 +226,20 @@ fn lost_ready_to_receive_is_retried_once_then_given_up() {
     let (t, o) = fire(&mut i, &io, MacTimer::Timeout);
     assert_eq!(t, us(t0 + 4830));
     assert!(!o.iter().any(|a| matches!(a, MacAction::RtrAbandoned { .. })));
-    assert!(i.backoff_slots() <= 15);
+    let k = i.backoff_slots() as u64;
+    assert!(k <= 15);
     assert_eq!(i.stats.rtr_timeouts, 1);
     let (t, o) = fire(&mut i, &o, MacTimer::Access);
-    assert_eq!(t, us(t0 + 4830));
+    let r = t0 + 4830 + 20 * k;
+    assert_eq!(t, us(r));
     let again = transmitted(&o);
     assert_eq!((again.kind, again.rx), (FrameKind::Rtr, U));
     i.handle_medium_busy(t);
     let mut io = Vec::new();
-    i.handle_tx_end(us(t0 + 5166), &mut io);
-    i.handle_medium_idle(us(t0 + 5166), &mut io);
+    i.handle_tx_end(us(r + 336), &mut io);
+    i.handle_medium_idle(us(r + 336), &mut io);
     let (t, o) = fire(&mut i, &io, MacTimer::Timeout);
-    assert_eq!(t, us(t0 + 9660));
+    assert_eq!(t, us(r + 4830));
     assert!(o.contains(&MacAction::RtrAbandoned { to: U, label: 3 }));
     assert_eq!((i.stats.rtr_sent, i.stats.rtr_abandoned), (2, 1));
     assert_eq!(i.pending_rtrs().count(), 0);

@@ -72,20 +72,27 @@ pub enum Loss {
     Transmitting,
 }
 
-/// Up to two frames lost by one arrival, without allocating.
+/// Up to two frames lost by one arrival, without allocating, and whether
+/// the arrival was captured out by the frame the radio is locked onto.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Losses([Option<(TxId, Loss)>; 2]);
+pub struct Losses {
+    lost: [Option<(TxId, Loss)>; 2],
+    /// The arriving signal was captured out (only reported under ns-2's
+    /// capture deferral, `[ns2] capture_nav`): the MAC defers for it.
+    pub captured: bool,
+}
 
 impl Losses {
     pub(crate) fn push(&mut self, tx: TxId, why: Loss) {
-        let slot = if self.0[0].is_none() { 0 } else { 1 };
-        self.0[slot] = Some((tx, why));
+        let slot = if self.lost[0].is_none() { 0 } else { 1 };
+        self.lost[slot] = Some((tx, why));
     }
     pub fn iter(&self) -> impl Iterator<Item = (TxId, Loss)> + '_ {
-        self.0.iter().flatten().copied()
+        self.lost.iter().flatten().copied()
     }
+    /// Nothing lost and nothing captured: the arrival asks nothing more.
     pub fn is_empty(&self) -> bool {
-        self.0[0].is_none()
+        self.lost[0].is_none() && !self.captured
     }
 }
 
@@ -133,7 +140,7 @@ impl Reception {
     pub fn signal_end(&mut self, now: SimTime, tx: TxId, transmitting: bool) -> SignalEnd {
         match self {
             Reception::Threshold(m) => SignalEnd {
-                rx: m.signal_end(now, tx),
+                rx: m.signal_end(now, tx, transmitting),
                 lost: None,
             },
             Reception::Sinr(m) => m.signal_end(now, tx, transmitting),

@@ -57,15 +57,30 @@ pub struct ThresholdParams {
     /// medium busy, and a later decodable frame can still be received
     /// (like ns-3's preamble detection).
     lock_sensed: bool,
+    /// ns-2's receiver (`[ns2] lock_through_tx`): a signal that arrives
+    /// while the radio transmits locks it, in error, beyond the end of the
+    /// transmission; one that ends during the transmission ends silently.
+    lock_through_tx: bool,
+    /// ns-2's capture (`[ns2] capture_nav`): report a signal captured out
+    /// by the locked one (`Losses::captured`), for the MAC's deferral.
+    report_capture: bool,
 }
 
 impl ThresholdParams {
     pub fn new(th: &Thresholds, lock_sensed: bool) -> Arc<Self> {
+        Self::with_ns2(th, lock_sensed, false, false)
+    }
+
+    /// `new` with ns-2's two receiver rules, `lock_through_tx` and the
+    /// capture report.
+    pub fn with_ns2(th: &Thresholds, lock_sensed: bool, lock_through_tx: bool, report_capture: bool) -> Arc<Self> {
         Arc::new(ThresholdParams {
             rx_w: th.rx_w_by_rate,
             sense_w: th.cs_w * (1.0 - POWER_TOLERANCE),
             capture_ratio: th.capture_ratio,
             lock_sensed,
+            lock_through_tx,
+            report_capture,
         })
     }
 }
@@ -131,6 +146,19 @@ impl ThresholdRx {
             if above_rx {
                 losses.push(tx, Loss::Transmitting);
             }
+            if params.lock_through_tx {
+                match self.lock {
+                    None if above_rx || params.lock_sensed => {
+                        let verdict = if above_rx { Verdict::Error } else { Verdict::Sensed };
+                        self.lock = Some(Lock { tx, power_w, verdict });
+                        return losses;
+                    }
+                    Some(lock) => {
+                        losses.captured = params.report_capture && lock.power_w >= power_w * params.capture_ratio;
+                    }
+                    None => {}
+                }
+            }
         } else if let Some(lock) = self.lock.as_mut() {
             // Capture: the locked frame survives only if it is at least
             // capture_ratio times stronger than the newcomer. (A sensed
@@ -139,6 +167,8 @@ impl ThresholdRx {
                 lock.verdict = Verdict::Error;
                 losses.push(lock.tx, Loss::Interference);
             }
+            // ns-2 defers for a frame captured out, whatever the lock's verdict.
+            losses.captured = params.report_capture && lock.power_w >= power_w * params.capture_ratio;
             if above_rx {
                 losses.push(tx, Loss::Interference);
             }
@@ -161,9 +191,15 @@ impl ThresholdRx {
         losses
     }
 
-    pub fn signal_end(&mut self, _now: SimTime, tx: TxId) -> Option<RxEnd> {
+    /// A signal ends; `transmitting` is the radio's half-duplex state (a
+    /// lock can end while transmitting only under `lock_through_tx`, and
+    /// then ends silently, as ns-2's `recv_timer` drops it).
+    pub fn signal_end(&mut self, _now: SimTime, tx: TxId, transmitting: bool) -> Option<RxEnd> {
         if let Some(l) = self.lock.filter(|l| l.tx == tx) {
             self.lock = None;
+            if transmitting {
+                return None;
+            }
             return Some(match l.verdict {
                 Verdict::Ok => RxEnd::Ok(tx),
                 Verdict::Error => RxEnd::Error(tx),
@@ -291,7 +327,7 @@ mod tests {
                     }
                     2 if !on_air.is_empty() => {
                         let tx = on_air.swap_remove(pick % on_air.len());
-                        prop_assert_eq!(rx.signal_end(SimTime::ZERO, tx), plain.signal_end(tx));
+                        prop_assert_eq!(rx.signal_end(SimTime::ZERO, tx, false), plain.signal_end(tx));
                     }
                     _ if !transmitting => {
                         transmitting = true;

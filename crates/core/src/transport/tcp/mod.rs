@@ -68,6 +68,11 @@ pub struct TcpConfig {
     pub ap: TcpApConfig,
     /// `[tcp.westwood]`: TCP Westwood's and Westwood+'s keys.
     pub westwood: WestwoodConfig,
+    /// ns-2.35's RTO rule (`[ns2] rto_ssthresh_window`, set by the
+    /// scenario, not a `[tcp]` key): every expiry sets ssthresh to half of
+    /// min(cwnd, window) without NewReno's inflation, at least 2.
+    #[serde(skip)]
+    pub ns2_rto: bool,
 }
 
 impl Default for TcpConfig {
@@ -86,6 +91,7 @@ impl Default for TcpConfig {
             mtcp: MtcpConfig::default(),
             ap: TcpApConfig::default(),
             westwood: WestwoodConfig::default(),
+            ns2_rto: false,
         }
     }
 }
@@ -513,6 +519,58 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An RTO taken in fast recovery: 10 segments out, the third duplicate
+    /// set ssthresh 5 and cwnd 8 (inflated); two more duplicates make it
+    /// 10. RFC 5681 halves the flight (10 -> 5) and holds ssthresh over a
+    /// second expiry; ns-2.35 halves min(cwnd, window) without the
+    /// inflation, ssthresh 5 -> 2, and halves again at every expiry (cwnd
+    /// 1 -> ssthresh 2, its floor).
+    #[test]
+    fn an_rto_in_fast_recovery_halves_the_uninflated_window_under_ns2() {
+        for ns2 in [false, true] {
+            let cfg = TcpConfig {
+                initial_cwnd_pkts: 10,
+                max_window_pkts: 64,
+                ns2_rto: ns2,
+                ..TcpConfig::default()
+            };
+            let mut s = TcpSender::new(&cfg, TcpVariant::NewReno, 1000, SimTime::ZERO);
+            s.set_ssthresh_pkts(10.0);
+            s.set_backlogged(true);
+            assert_eq!(drain(&mut s, ms(0)).len(), 10);
+            for _ in 0..5 {
+                s.handle_ack(ms(100), &ack(0));
+            }
+            assert!(s.in_recovery());
+            assert_eq!((s.ssthresh_pkts(), s.cwnd_pkts()), (5.0, 10.0));
+            let rto = s.poll_timeout().unwrap();
+            s.handle_timeout(rto);
+            assert_eq!(s.cwnd_pkts(), 1.0);
+            assert_eq!(s.ssthresh_pkts(), if ns2 { 2.0 } else { 5.0 });
+            let again = s.poll_timeout().unwrap();
+            s.handle_timeout(again);
+            assert_eq!(s.ssthresh_pkts(), if ns2 { 2.0 } else { 5.0 });
+        }
+    }
+
+    /// Outside recovery ns-2 halves min(cwnd, window): cwnd 12 of window
+    /// 8 gives ssthresh 4, where RFC 5681 halves the 8 packets in flight.
+    #[test]
+    fn an_rto_halves_min_of_cwnd_and_window_under_ns2() {
+        let cfg = TcpConfig {
+            initial_cwnd_pkts: 12,
+            max_window_pkts: 8,
+            ns2_rto: true,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(&cfg, TcpVariant::NewReno, 1000, SimTime::ZERO);
+        s.set_backlogged(true);
+        assert_eq!(drain(&mut s, ms(0)).len(), 8);
+        let rto = s.poll_timeout().unwrap();
+        s.handle_timeout(rto);
+        assert_eq!(s.ssthresh_pkts(), 4.0);
     }
 
     #[test]

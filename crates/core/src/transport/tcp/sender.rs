@@ -64,6 +64,8 @@ pub struct TcpSender {
     last_send: Option<SimTime>,
     /// Segments released by the window, waiting for their pacing slot.
     pacer: Pacer,
+    /// ns-2's RTO rule (`TcpConfig::ns2_rto`).
+    ns2_rto: bool,
     stats: SenderStats,
 }
 
@@ -106,6 +108,7 @@ impl TcpSender {
                 .then(|| (cfg.initial_cwnd_pkts.max(1) as f64).min(max_window)),
             last_send: None,
             pacer: Pacer::default(),
+            ns2_rto: cfg.ns2_rto,
             stats: SenderStats::default(),
         }
     }
@@ -289,8 +292,12 @@ impl TcpSender {
             return;
         }
         self.flush_pacer();
-        let flight = self.pkts(self.snd_nxt - self.snd_una);
-        let back_off = self.cc.on_rto(&mut self.win, flight, self.consecutive_rtos == 0);
+        let (halved, first_expiry) = if self.ns2_rto {
+            (self.ns2_window(), true)
+        } else {
+            (self.pkts(self.snd_nxt - self.snd_una), self.consecutive_rtos == 0)
+        };
+        let back_off = self.cc.on_rto(&mut self.win, halved, first_expiry);
         self.consecutive_rtos += 1;
         self.stats.timeouts += 1;
         // Back off (RFC 6298 §5.5), unless the variant vetoes it, and
@@ -306,6 +313,19 @@ impl TcpSender {
         self.rexmit_pending = None;
         self.recover = self.snd_max;
         self.rtt_timing = None;
+    }
+
+    /// What ns-2.35 halves at an RTO instead of the flight: `window()`,
+    /// min(cwnd, wnd) in whole packets (`tcp.cc` :890-901), with cwnd
+    /// taken without fast recovery's inflation, which ns-2's NewReno keeps
+    /// apart in `dupwnd_`: ssthresh during recovery.
+    fn ns2_window(&self) -> u64 {
+        let cwnd = if self.in_recovery {
+            self.win.ssthresh
+        } else {
+            self.win.cwnd
+        };
+        cwnd.min(self.max_window_pkts as f64).max(0.0) as u64
     }
 
     /// The next segment to send now, if any; call until `None`.
