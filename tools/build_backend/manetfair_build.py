@@ -45,7 +45,7 @@ def toolchain_problem() -> str | None:
         return (
             f"manetfair: building from source needs Rust {want} or newer (cargo and rustc "
             "on PATH): install it with rustup (https://rustup.rs), or install a prebuilt "
-            "wheel instead (README.md, 'Install')."
+            "wheel instead (docs/install.md)."
         )
     try:
         out = subprocess.run(
@@ -59,7 +59,7 @@ def toolchain_problem() -> str | None:
             f"manetfair: building from source needs Rust {want} or newer, but {rustc} is "
             f"{found[1]}.{found[2]}: update it (`rustup update`, or rustup from "
             "https://rustup.rs where the system's package is older), or install a prebuilt "
-            "wheel instead (README.md, 'Install')."
+            "wheel instead (docs/install.md)."
         )
     return None
 
