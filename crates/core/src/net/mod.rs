@@ -2,6 +2,7 @@
 //! seam where queue disciplines plug in), and routing.
 
 pub mod aodv;
+pub mod arp;
 pub mod nred;
 pub mod packet;
 pub mod queue;

@@ -35,6 +35,13 @@ pub enum Body {
         npb_bits: u32,
         lifetime_ms: u32,
     },
+    /// An ARP request (broadcast) or reply (unicast) of ns-2's ARP
+    /// (`net::arp`): `sender` resolves itself, `target` is the address asked for.
+    Arp {
+        request: bool,
+        sender: u32,
+        target: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,16 +91,20 @@ pub enum DropCause {
     Aqm,
     TtlExpired,
     BufferTimeout,
+    /// ns-2's ARP (`[ns2] arp`): displaced from the hold, or the request
+    /// count used up (`DROP_IFQ_ARP_FULL`).
+    Arp,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 6] = [
+    pub const ALL: [DropCause; 7] = [
         DropCause::QueueOverflow,
         DropCause::MacRetry,
         DropCause::NoRoute,
         DropCause::Aqm,
         DropCause::TtlExpired,
         DropCause::BufferTimeout,
+        DropCause::Arp,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -103,6 +114,7 @@ impl DropCause {
             DropCause::Aqm => "aqm",
             DropCause::TtlExpired => "ttl",
             DropCause::BufferTimeout => "buffer_timeout",
+            DropCause::Arp => "arp",
         }
     }
 }
@@ -111,7 +123,7 @@ impl DropCause {
 pub struct Ledger {
     pub generated: u64,
     pub delivered: u64,
-    pub dropped: [u64; 6],
+    pub dropped: [u64; 7],
 }
 
 impl Ledger {

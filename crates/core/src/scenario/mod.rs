@@ -221,8 +221,10 @@ pub struct Scenario {
     pub node_series: bool,
     /// EIFS after frames only sensed (`mac.eifs_after_sensed`).
     pub eifs_after_sensed: bool,
-    /// Packet sizes as ns-2's agents make them (`[ns2] ip_header_per_agent`).
+    /// UDP packet sizes as ns-2's agents make them (`[ns2] ip_header_per_agent`).
     pub ip_header_per_agent: bool,
+    /// ns-2's ARP between routing and the interface queue (`[ns2] arp`).
+    pub arp: bool,
     /// Per node index, its trajectory if it moves.
     pub trajectories: Vec<Option<crate::mobility::Trajectory>>,
     pub mobility_update: Duration,
@@ -440,6 +442,7 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
         node_series: file.trace.node_series,
         eifs_after_sensed: file.mac.eifs_after_sensed,
         ip_header_per_agent: file.ns2.ip_header_per_agent,
+        arp: file.ns2.arp,
         trajectories,
         mobility_update,
         tcp: TcpConfig {

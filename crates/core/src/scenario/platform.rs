@@ -56,16 +56,21 @@ pub struct Ns2Rules {
     /// The data frame's MAC header carries a fourth address: 34 bytes with
     /// the FCS instead of 28 (`mac-802_11.h` :193-202, `hdr_mac802_11`).
     pub four_address_header: bool,
-    /// Packet sizes as ns-2's agents make them: the routing agent adds a
-    /// 20-byte IP header at the source (`dsdv.cc` :1012, `aodv.cc` :582) to
-    /// a TCP segment that already counts 40 bytes of TCP/IP header
-    /// (`tcpip_base_hdr_size_`), and to a UDP payload that counts none.
+    /// Packet sizes as ns-2's agents make them: a UDP agent's packet counts
+    /// its payload alone, and AODV adds a 20-byte IP header at the source to
+    /// every packet but TCP's (`aodv.cc` :575-583), whose agent already
+    /// counts 40 bytes of TCP/IP header (`tcpip_base_hdr_size_`): UDP is 8
+    /// bytes shorter than the standard's, TCP the same.
     pub ip_header_per_agent: bool,
     /// An RTO sets ssthresh to half of min(cwnd, window) in whole packets,
     /// at least 2, on every expiry, with cwnd taken without NewReno's
     /// inflation (`tcp.cc` `timeout` :1912, `slowdown` :1241-1330,
     /// `windowd` :904; `tcp-newreno.cc` keeps the inflation in `dupwnd_`).
     pub rto_ssthresh_window: bool,
+    /// ns-2's ARP (`mac/arp.cc`, `net::arp`): one packet held per
+    /// unresolved next hop, a request repeated only when a new packet
+    /// arrives. An artefact, off even under `platform = "ns2"` unless set.
+    pub arp: bool,
 }
 
 impl Ns2Rules {
@@ -109,6 +114,19 @@ sifs_us = 10                  # SIFS_ 10 us
 cw_min = 31                   # CWMin_ 31
 cw_max = 1023                 # CWMax_ 1023
 eifs_after_sensed = true      # frames below RXThresh_ reach the MAC in error
+
+[routing.aodv]                # ns-2.35 aodv/aodv.h
+active_route_timeout_ms = 10000   # ACTIVE_ROUTE_TIMEOUT 10 s
+my_route_timeout_ms = 10000       # MY_ROUTE_TIMEOUT 10 s
+node_traversal_time_ms = 30       # NODE_TRAVERSAL_TIME 0.03 s
+net_diameter = 30                 # NETWORK_DIAMETER
+timeout_buffer = 0                # 2 x TTL x NODE_TRAVERSAL_TIME per ring
+ttl_start = 5                     # TTL_START
+rreq_retries = 3                  # RREQ_RETRIES
+path_discovery_time_ms = 6000     # BCAST_ID_SAVE 6 s
+rreq_ratelimit_per_s = 0          # no rate limit
+rerr_ratelimit_per_s = 0
+local_repair = true               # AODV_LOCAL_REPAIR
 
 [tcp]
 max_window_pkts = 20          # Agent/TCP window_ 20

@@ -20,6 +20,7 @@ use crate::metrics::jain_index;
 use crate::metrics::summary::{
     FlowSummary, LedgerSummary, MacSummary, SchemeSections, Summary, TcpFlowSummary, TcpTrace, Traces,
 };
+use crate::net::arp::{ArpTable, Resolve, ARP_BYTES};
 use crate::net::packet::{
     Body, DropCause, Packet, PacketKind, PacketStore, IP_HEADER_BYTES, NO_FLOW, UDP_HEADER_BYTES,
 };
@@ -152,6 +153,8 @@ pub struct Simulator {
     carried: std::collections::HashMap<(u32, u32), (u64, Retries)>,
     /// OPET's upstream records and flow labels, when it is on.
     opet: Option<opet::OpetAgent>,
+    /// ns-2's ARP tables, one per node (`[ns2] arp`; empty when it is off).
+    arp: Vec<ArpTable>,
 }
 
 impl Simulator {
@@ -298,6 +301,11 @@ impl Simulator {
             forwarded: None,
             carried: std::collections::HashMap::new(),
             opet: sc.dcf.opet.enabled.then(|| opet::OpetAgent::new(n, &sc.flows)),
+            arp: if sc.arp {
+                vec![ArpTable::default(); n]
+            } else {
+                Vec::new()
+            },
             sc,
         };
         let mut acts = Vec::new();
@@ -927,6 +935,7 @@ impl Simulator {
                             r.handle_message(now, node, from, m, copy.ttl, acts)
                         });
                     }
+                    self.arp_heard(now, node, copy.body, out);
                     return;
                 }
                 if self.packets.is_handed_over(msdu.packet) {
@@ -942,6 +951,12 @@ impl Simulator {
                 copy.hops = copy.hops.saturating_add(1);
                 copy.ff_run = msdu.ff_run;
                 let id = self.packets.hand_over(msdu.packet, copy);
+                if let Body::Arp { .. } = copy.body {
+                    // An ARP reply ends at the link layer of its addressee.
+                    self.packets.deliver(id);
+                    self.arp_heard(now, node, copy.body, out);
+                    return;
+                }
                 self.net_receive(now, node, id, Some(from), out);
             }
             MacAction::Overheard(frame) => {
@@ -1308,6 +1323,9 @@ impl Simulator {
 
     /// As `enqueue`; true if the packet was queued.
     fn try_enqueue(&mut self, now: SimTime, node: u32, id: u32, next_hop: u32, out: &mut Vec<MacAction>) -> bool {
+        if !self.arp.is_empty() && next_hop != BROADCAST && !self.arp_resolved(now, node, id, next_hop, out) {
+            return false;
+        }
         let p = self.packets.get(id);
         if self.schemes.admit_outgoing(now, node, p) {
             self.drop_packet(node, id, DropCause::Aqm);
@@ -1340,6 +1358,78 @@ impl Simulator {
         }
         self.feed_mac(now, node, out);
         true
+    }
+
+    /// ns-2's ARP (`net::arp`): whether packet `id` for `next_hop` may go
+    /// to the interface queue now; if not it is held (a request goes out)
+    /// or dropped. ARP's own packets always go.
+    fn arp_resolved(&mut self, now: SimTime, node: u32, id: u32, next_hop: u32, out: &mut Vec<MacAction>) -> bool {
+        if matches!(self.packets.get(id).body, Body::Arp { .. }) {
+            return true;
+        }
+        match self.arp[node as usize].resolve(next_hop, id) {
+            Resolve::Send => true,
+            Resolve::Held { dropped } => {
+                if let Some(d) = dropped {
+                    self.drop_packet(node, d, DropCause::Arp);
+                }
+                self.send_arp(now, node, true, next_hop, out);
+                false
+            }
+            Resolve::Failed { held } => {
+                for p in held.into_iter().chain([id]) {
+                    self.drop_packet(node, p, DropCause::Arp);
+                }
+                false
+            }
+        }
+    }
+
+    /// Sends an ARP request for `addr` (broadcast) or a reply to `addr`.
+    fn send_arp(&mut self, now: SimTime, node: u32, request: bool, addr: u32, out: &mut Vec<MacAction>) {
+        let to = if request { BROADCAST } else { addr };
+        let packet = Packet {
+            uid: 0,
+            kind: PacketKind::Control,
+            flow: NO_FLOW,
+            src: node,
+            dst: to,
+            bytes: ARP_BYTES,
+            payload_bytes: 0,
+            created: now,
+            ttl: 1,
+            hops: 0,
+            ff_run: 0,
+            body: Body::Arp {
+                request,
+                sender: node,
+                target: addr,
+            },
+        };
+        let id = self.packets.create(packet);
+        self.try_enqueue(now, node, id, to, out);
+    }
+
+    /// An ARP packet from `sender` reached `node` (`arpinput`): the packet
+    /// held for `sender` goes, and a request for `node` is answered.
+    fn arp_heard(&mut self, now: SimTime, node: u32, body: Body, out: &mut Vec<MacAction>) {
+        let Body::Arp {
+            request,
+            sender,
+            target,
+        } = body
+        else {
+            return;
+        };
+        if self.arp.is_empty() {
+            return;
+        }
+        if let Some(held) = self.arp[node as usize].heard(sender) {
+            self.try_enqueue(now, node, held, sender, out);
+        }
+        if request && target == node {
+            self.send_arp(now, node, false, sender, out);
+        }
     }
 
     fn deliver_up(&mut self, now: SimTime, node: u32, id: u32, out: &mut Vec<MacAction>) {
@@ -1412,7 +1502,7 @@ impl Simulator {
                 flow,
                 src,
                 dst,
-                // ns-2's UDP agent counts no header; its routing agent adds IP's.
+                // ns-2's UDP agent counts no header; AODV adds IP's (not UDP's).
                 bytes: if self.sc.ip_header_per_agent {
                     payload + IP_HEADER_BYTES
                 } else {
@@ -1515,13 +1605,7 @@ impl Simulator {
                 flow,
                 src: from,
                 dst: to,
-                // ns-2's routing agent adds an IP header to the TCP agent's 40 bytes.
-                bytes: seg.wire_bytes()
-                    + if self.sc.ip_header_per_agent {
-                        IP_HEADER_BYTES
-                    } else {
-                        0
-                    },
+                bytes: seg.wire_bytes(),
                 payload_bytes: seg.len,
                 created: now,
                 ttl: DEFAULT_TTL,
@@ -1865,6 +1949,8 @@ impl Simulator {
             mac,
             drops: crate::net::DropCause::ALL
                 .iter()
+                // ARP drops exist only where ns-2's ARP runs.
+                .filter(|c| **c != DropCause::Arp || self.sc.arp)
                 .map(|c| (c.name(), l.dropped[*c as usize]))
                 .collect(),
             ledger: LedgerSummary {

@@ -20,7 +20,7 @@
 //! Such records wait until the addressee has seen the frame's end; records
 //! leave in the order the frames started.
 
-use crate::mac::frame::{Frame, FrameKind, BROADCAST};
+use crate::mac::frame::{mac_address, Frame, FrameKind, BROADCAST};
 use crate::net::aodv::AodvMessage;
 use crate::net::packet::{Body, Packet};
 use crate::time::SimTime;
@@ -195,7 +195,27 @@ impl PcapWriter {
         }
     }
 
+    /// ns-2's ARP packet (`[ns2] arp`) as RFC 826 lays it out, after the
+    /// LLC/SNAP header, whose EtherType becomes ARP's (0x0806).
+    fn arp_packet(fr: &mut Vec<u8>, request: bool, sender: u32, target: u32) {
+        let n = fr.len();
+        fr[n - 2..].copy_from_slice(&[0x08, 0x06]);
+        fr.extend_from_slice(&[0, 1, 0x08, 0, 6, 4, 0, if request { 1 } else { 2 }]);
+        fr.extend_from_slice(&mac_address(sender));
+        fr.extend_from_slice(&ip_addr(sender));
+        fr.extend_from_slice(&if request { [0; 6] } else { mac_address(target) });
+        fr.extend_from_slice(&ip_addr(target));
+    }
+
     fn ip_datagram(fr: &mut Vec<u8>, p: &Packet, aodv: Option<&AodvMessage>) {
+        if let Body::Arp {
+            request,
+            sender,
+            target,
+        } = p.body
+        {
+            return Self::arp_packet(fr, request, sender, target);
+        }
         let (proto, sport, dport) = match p.body {
             Body::Tcp(_) => (
                 6u8,
