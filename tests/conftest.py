@@ -4,7 +4,7 @@ Tests of the front door's own logic use `fake_core` (tests/fake_core.py) in plac
 the native module, so they neither wait for nor depend on the simulator's numbers.
 Tests marked `core` need the real native module with `run_scenario` and are skipped
 without it. Tests marked `slow` run only with `--runslow`. Tests marked `papers` check
-the experiments against the papers' texts and are collected only with `--papers DIR`.
+the experiments against the papers' texts and are collected only with `--papers=DIR`.
 """
 
 from __future__ import annotations
@@ -63,11 +63,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "papers: checks against the papers' texts, which the repository cannot hold; "
-        "not collected unless --papers DIR names them (docs/install.md)",
+        "not collected unless --papers=DIR names them (docs/install.md)",
     )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if "papers" in (config.getoption("markexpr") or "") and not config.getoption("--papers"):
+        raise pytest.UsageError(
+            "-m papers checks quotes against the papers' texts: name their folder with "
+            "--papers=DIR (or MANETFAIR_PAPERS=DIR)"
+        )
     skip_slow = pytest.mark.skip(reason="slow; run with --runslow")
     skip_core = pytest.mark.skip(reason="the native module has no run_scenario yet")
     if not config.getoption("--papers"):
@@ -86,7 +91,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture
 def papers_dir(request: pytest.FixtureRequest) -> Path:
-    """The folder of the papers' texts (`--papers DIR`)."""
+    """The folder of the papers' texts (`--papers=DIR`)."""
     return Path(request.config.getoption("--papers"))
 
 

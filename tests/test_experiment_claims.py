@@ -88,7 +88,7 @@ def _normalise(text: str) -> str:
 @pytest.mark.papers
 @pytest.mark.parametrize(("exp", "claim"), CLAIMS, ids=IDS)
 def test_quotes_are_verbatim(exp, claim, papers_dir: Path):
-    """With the papers' texts at hand (`--papers DIR`), every quote (not a paraphrase)
+    """With the papers' texts at hand (`--papers=DIR`), every quote (not a paraphrase)
     is in its paper."""
     if claim.get("paraphrase"):
         return
