@@ -783,6 +783,9 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             {
                 "id": exp.id,
                 "paper": exp.paper,
+                # The paper's authors, year and short title: `paper` is the file name
+                # of its text, which tells a reader nothing.
+                "title": exp.paper_title or exp.paper,
                 "figure": exp.figure,
                 "description": exp.description,
                 "available": ok,
@@ -796,13 +799,15 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         print(json.dumps({"experiments": listing}))
         return EXIT_OK
     width = max(len(x["id"]) for x in listing)
+    pwidth = max(len(x["title"]) for x in listing)
     fwidth = max(len(x["figure"]) for x in listing)
     print(
-        f"{'id':<{width}}  {'available':<9}  {'paper':<24}  {'figure/table':<{fwidth}}  description"
+        f"{'id':<{width}}  {'available':<9}  {'paper':<{pwidth}}  "
+        f"{'figure/table':<{fwidth}}  description"
     )
     for x in listing:
         print(
-            f"{x['id']:<{width}}  {_availability_word(x):<9}  {x['paper']:<24}  "
+            f"{x['id']:<{width}}  {_availability_word(x):<9}  {x['title']:<{pwidth}}  "
             f"{x['figure']:<{fwidth}}  {x['description']}"
         )
         if not x["available"]:

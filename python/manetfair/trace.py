@@ -32,6 +32,7 @@ def schema() -> Any:
             ("frame_bytes", pa.int64()),
             ("ra", pa.int64()),
             ("retry", pa.bool_()),
+            ("ff_run", pa.int64()),
             ("peer", pa.int64()),
             ("cause", pa.string()),
             ("power_dbm", pa.float64()),
