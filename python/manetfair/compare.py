@@ -361,7 +361,7 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
 def write(doc: Mapping[str, Any], a: Side, b: Side, out: Path) -> list[Path]:
     """`compare.json`, `compare.txt` and, for two runs, the flows' throughput of both
     overlaid (`throughput.png`, `.svg`, `.csv`) into `out`."""
-    from manetfair.api import write_atomically
+    from manetfair.output import write_file
 
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -370,7 +370,7 @@ def write(doc: Mapping[str, Any], a: Side, b: Side, out: Path) -> list[Path]:
         ("compare.txt", text(doc)),
     ):
         path = out / name
-        write_atomically(path, partial(_write_text, body=body))
+        write_file(path, partial(_write_text, body=body))
         written.append(path)
     if a.summary is not None and b.summary is not None:
         written += _overlay(a, b, out)
@@ -384,7 +384,7 @@ def _write_text(path: Path, body: str) -> None:
 def _overlay(a: Side, b: Side, out: Path) -> list[Path]:
     import matplotlib
 
-    from manetfair.api import write_atomically
+    from manetfair.output import write_file
     from manetfair.runplots import write_csv
 
     matplotlib.use("Agg")
@@ -422,7 +422,7 @@ def _overlay(a: Side, b: Side, out: Path) -> list[Path]:
         for fmt in ("png", "svg"):
             path = out / f"throughput.{fmt}"
             meta: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
-            write_atomically(path, partial(fig.savefig, format=fmt, metadata=meta))
+            write_file(path, partial(fig.savefig, format=fmt, metadata=meta))
             written.append(path)
     finally:
         plt.close(fig)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from manetfair import claims as claims_mod
+from manetfair.output import write_file
 from manetfair.reproduce import ExperimentResult
 
 PAPER_STYLE = {"linestyle": "none", "marker": "D", "markersize": 6, "color": "black"}
@@ -94,9 +95,12 @@ def figure(r: ExperimentResult, path: Path) -> bool:
             color="#555",
         )
         fig.tight_layout(rect=(0, 0.02, 1, 1))
-        fig.savefig(path)
-        fig.savefig(path.with_suffix(".svg"), metadata={"Date": None})
-        figure_data(fig, path.with_suffix(".csv"))
+        write_file(path, lambda tmp: fig.savefig(tmp, format="png"))
+        write_file(
+            path.with_suffix(".svg"),
+            lambda tmp: fig.savefig(tmp, format="svg", metadata={"Date": None}),
+        )
+        write_file(path.with_suffix(".csv"), lambda tmp: figure_data(fig, tmp))
     finally:
         plt.close(fig)
     return True
@@ -607,7 +611,7 @@ def topology(r: ExperimentResult, path: Path) -> bool:
         ax.set_ylabel("y (m)")
         ax.legend(fontsize=7, loc="best")
         fig.tight_layout()
-        fig.savefig(path)
+        write_file(path, lambda tmp: fig.savefig(tmp, format="png"))
     finally:
         plt.close(fig)
     return True

@@ -68,6 +68,7 @@ def write(
     (manetfair.runplots), linked from the experiment's table of variants.
     """
     from manetfair import report_platform, report_reception
+    from manetfair.output import check_target
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -86,6 +87,7 @@ def write(
             drawn, topo_drawn = r.drawn
             for path, ok in ((png, drawn), (topo, topo_drawn)):
                 if ok:
+                    check_target(path)
                     os.replace(drawn_in / path.name, path)
             if drawn:
                 for companion in (png.with_suffix(".svg"), png.with_suffix(".csv")):
@@ -184,8 +186,9 @@ def _timing_footer(t: Timing) -> dict[str, Any]:
 
 
 def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
+    from manetfair.output import write_text
+
+    return write_text(path, text)
 
 
 def _verdict_word(v: claims_mod.Verdict) -> str:

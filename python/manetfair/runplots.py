@@ -20,7 +20,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from manetfair.api import RunResult, write_atomically
+from manetfair.api import RunResult
+from manetfair.output import write_file
 from manetfair.scenario import Scenario
 
 # Per-node series are drawn as lines up to this many nodes, as heat maps beyond.
@@ -169,7 +170,7 @@ def write_run_folder(result: RunResult, out: Path) -> list[Path]:
     JSON, so that `manetfair plot` can redraw the folder later) and the run's page."""
     scenario = out / "scenario.json"
     text = json.dumps(json.loads(result.scenario.canonical_json()), indent=2) + "\n"
-    write_atomically(scenario, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    write_file(scenario, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return [scenario, *write_run_page(result, out)]
 
 
@@ -209,7 +210,7 @@ def write_run_page(
     drawn = [f for f in figures if f is not None]
     page = out / "index.html"
     html = _page(summary, bin_s, drawn)
-    write_atomically(page, lambda tmp: tmp.write_text(html, encoding="utf-8"))
+    write_file(page, lambda tmp: tmp.write_text(html, encoding="utf-8"))
     return [*[p for f in drawn for p in f.files], page]
 
 
@@ -220,7 +221,7 @@ def _save(fig: Any, out: Path, stem: str) -> list[Path]:
     for fmt in FORMATS:
         path = out / f"{stem}.{fmt}"
         meta: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
-        write_atomically(path, partial(fig.savefig, format=fmt, metadata=meta))
+        write_file(path, partial(fig.savefig, format=fmt, metadata=meta))
         written.append(path)
     return written
 
@@ -234,7 +235,7 @@ def write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) 
             w.writerow(header)
             w.writerows([["" if v is None else v for v in row] for row in rows])
 
-    write_atomically(path, write)
+    write_file(path, write)
     return path
 
 

@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from manetfair.api import write_atomically
+from manetfair.output import write_file
 from manetfair.export import flatten_counters, typed_columns
 
 # The summary metrics drawn by `sweep --out`, when the runs have them.
@@ -272,7 +272,7 @@ def _figure(
         for fmt in ("png", "svg"):
             path = out / f"{stem}.{fmt}"
             meta: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
-            write_atomically(path, partial(fig.savefig, format=fmt, metadata=meta))
+            write_file(path, partial(fig.savefig, format=fmt, metadata=meta))
             files.append(path)
     finally:
         plt.close(fig)
@@ -288,5 +288,5 @@ def _safe(name: str) -> str:
 
 
 def _write_df(df: Any, path: Path) -> Path:
-    write_atomically(path, lambda tmp: df.to_csv(tmp, index=False))
+    write_file(path, lambda tmp: df.to_csv(tmp, index=False))
     return path

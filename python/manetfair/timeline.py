@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from manetfair.api import write_atomically
+from manetfair.output import write_file
 
 # The frame types, their colours and legend names. Saturated colours, none of them
 # the red of a loss: the view (manetfair.view) uses the same.
@@ -198,7 +198,7 @@ def draw(tl: Timeline, stem: Path, title: str = "") -> list[Path]:
         for fmt in ("png", "svg"):
             path = stem.with_name(f"{stem.name}.{fmt}")
             meta: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
-            write_atomically(path, partial(fig.savefig, format=fmt, metadata=meta))
+            write_file(path, partial(fig.savefig, format=fmt, metadata=meta))
             written.append(path)
     finally:
         plt.close(fig)
