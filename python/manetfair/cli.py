@@ -682,6 +682,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise InputError("run: --pcap-node and --view: give --pcap-node with a plain run")
         nodes = list(dict.fromkeys(args.pcap_node))
         node_pcaps = node_capture_paths(Path(args.file), args.pcap, nodes)
+        for path in node_pcaps:
+            outputs.add(path, "--pcap-node")
         options = {"pcap_nodes": nodes, "pcap_node_paths": [str(p) for p in node_pcaps]}
     trace = None
     if args.trace is not None:

@@ -16,8 +16,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from manetfair.output import write_file
 from manetfair.export import flatten_counters, typed_columns
+from manetfair.output import write_file
 
 # The summary metrics drawn by `sweep --out`, when the runs have them.
 METRICS = {
