@@ -730,9 +730,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         from manetfair.runplots import write_run_folder
 
-        # The figures first: a disk that fills up while they are drawn leaves the
-        # folder's earlier summary and series as they were.
-        for path in [*write_run_folder(result, args.out), *result.write(args.out)]:
+        # Summary and figures first, series last (runplots.write_run_folder).
+        written = [*write_run_folder(result, args.out), *result.write(args.out)]
+        for path in dict.fromkeys(written):
             _log(args, f"wrote {path}")
     if args.json:
         print(json.dumps(result.summary))

@@ -166,12 +166,18 @@ class RunData:
 
 
 def write_run_folder(result: RunResult, out: Path) -> list[Path]:
-    """Beside what `RunResult.write` puts in `out`: the scenario as run (canonical
-    JSON, so that `manetfair plot` can redraw the folder later) and the run's page."""
+    """What `run --out` writes besides the series (`RunResult.write`, called after
+    this): the summary, the scenario as run (canonical JSON, so that `manetfair plot`
+    can redraw the folder later) and the run's page. The summary comes first, the
+    series last: a disk that fills up on the way leaves the folder's earlier series as
+    they were, and the message names the first file that did not fit."""
+    from manetfair.output import write_text
+
+    summary = write_text(out / "summary.json", json.dumps(result.summary, indent=2) + "\n")
     scenario = out / "scenario.json"
     text = json.dumps(json.loads(result.scenario.canonical_json()), indent=2) + "\n"
-    write_file(scenario, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-    return [scenario, *write_run_page(result, out)]
+    write_text(scenario, text)
+    return [summary, scenario, *write_run_page(result, out)]
 
 
 def write_run_page(
