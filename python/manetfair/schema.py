@@ -89,6 +89,13 @@ class _ClaimTable(_Table):
     rel_tol: Annotated[float, Field(ge=0)] = 0.0
     abs_tol: Annotated[float, Field(ge=0)] = 0.0
     direction_only: bool = False
+    # "control": a check that cannot fail by construction, shown but not counted among
+    # the paper's claims (docs/experiments.md, "Controls and calibrated verdicts").
+    kind: Literal["claim", "control"] = "claim"
+    # Why the verdict holds through a setting chosen to fit the paper, if it does.
+    calibrated: str = ""
+    # The paper's headline result this claim carries, named as the report's index lists it.
+    headline: str = ""
 
     @field_validator("paper")
     @classmethod
