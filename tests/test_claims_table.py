@@ -85,5 +85,8 @@ def test_counts_per_paper_and_platform() -> None:
     other = rows["standard"]
     assert (other["claims"], other["hold"]) == (1, 1)
     text = claims_table.table(_doc())
-    assert "| demo-fig1 | b | 1 | 0.5 on ns2 | not run | **fails**; ns-2.35 gives 0.4 as well |" in text
+    assert (
+        "| demo-fig1 | b | 1 | 0.5 on ns2 | not run | **fails**; ns-2.35 gives 0.4 as well |"
+        in text
+    )
     assert "holds (control)" in text and "holds (calibrated)" in text
