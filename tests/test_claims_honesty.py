@@ -174,6 +174,8 @@ def test_controls_are_shown_but_not_counted(fake, tmp_path) -> None:
     assert half > 0 and r.holds_count()[1] == half and r.controls_count()[1] == half
     kinds = [c["kind"] for c in reproduce.to_json([r])["experiments"][0]["claims"]]
     assert kinds == ["claim"] * half + ["control"] * half
+    counts = reproduce.to_json([r])["experiments"][0]["counts"]
+    assert counts["claims"] == half and counts["controls"] == half
 
 
 # --- three numbers per claim ----------------------------------------------------------------

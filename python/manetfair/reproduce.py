@@ -532,6 +532,7 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
     `label` says the same in words.
 
     Fields beyond the contract: title, figure, description, available, reason, quick,
+    counts (claims holding and claims, controls excluded; controls; calibrated),
     and per claim the quote (the paper's sentence), test, tolerance, relative
     deviation, the axes it is about and whether it tests a direction only;
     `missing_arms` (axis values not run yet, with the reason) and `pending_claims`
@@ -566,6 +567,13 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
                     for o in r.outcomes
                 ],
                 "claims": [v.as_json() for v in r.verdicts],
+                # claims holding and claims, controls excluded; controls apart
+                "counts": {
+                    "hold": r.holds_count()[0],
+                    "claims": r.holds_count()[1],
+                    "controls": r.controls_count()[1],
+                    "calibrated": sum(bool(v.calibrated) for v in r.verdicts if v.counted),
+                },
                 "missing_arms": [
                     {"axis": a, "value": v, "reason": why} for a, v, why in exp.missing_arms()
                 ],
