@@ -10,7 +10,7 @@ from manetfair import pages
 
 def test_templates_ship_inside_the_package():
     folder = resources.files("manetfair") / "templates"
-    for name in ("index", "experiment", "reception"):
+    for name in ("index", "experiment", "side_by_side"):
         assert (folder / f"{name}.md").is_file() and (folder / f"{name}.html").is_file()
 
 
@@ -32,6 +32,7 @@ def test_html_is_escaped_and_markdown_cells_stay_one_cell():
         interval_note="n",
         rows=[row],
         reception=False,
+        platform=False,
     )
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<title>t &amp; u</title>" in page

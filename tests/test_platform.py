@@ -89,3 +89,31 @@ def test_papers_that_ran_ns2_run_on_ns2() -> None:
         for variant in exp.variants(quick=True)[:1]:
             data = exp.expand(variant).data
             assert data.get("platform", "standard") == exp.platform, exp.id
+
+
+def test_platform_page_lists_the_conclusions_that_change(tmp_path: Path) -> None:
+    from manetfair import report_platform
+
+    def entry(platform: str, measured: float, holds: bool) -> dict[str, object]:
+        claims = [
+            {"what": "Jain index", "paper": 0.5, "measured": measured, "holds": holds},
+            {"what": "aggregate", "paper": 300.0, "measured": 310.0, "holds": True},
+        ]
+        return {
+            "id": "mtcp-table3",
+            "title": "Table 3",
+            "seeds": 3,
+            "platform": platform,
+            "paper_platform": "ns2",
+            "claims": claims,
+        }
+
+    (tmp_path / "mtcp-table3.json").write_text(json.dumps(entry("ns2", 0.5, True)))
+    (tmp_path / "mtcp-table3-standard.json").write_text(json.dumps(entry("standard", 0.9, False)))
+    (tmp_path / "mtcp-table3-sinr.json").write_text(json.dumps(entry("ns2", 0.7, False)))
+    assert report_platform.write(tmp_path)
+    md = (tmp_path / "platform.md").read_text()
+    changed = md.split("## Conclusions that hold under one platform")[1].split("## Table 3")[0]
+    assert "| `mtcp-table3` | Jain index | 0.5 | ns2 only (ns2 0.5, standard 0.9) |" in changed
+    assert "aggregate" not in changed and "sinr" not in md
+    assert report_platform.has_page(tmp_path)

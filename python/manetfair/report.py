@@ -55,13 +55,15 @@ def write(
     """Writes index.md, index.html and per available experiment <id>.md, <id>.html,
     <id>.json, the figure <id>.png and the topology <id>-topology.png; runs under the
     SINR reception model get <id>-sinr.* instead, and reception.md/.html puts both
-    models side by side wherever both were reported (report_reception.py).
+    models side by side wherever both were reported (report_reception.py); runs on the
+    other platform than the paper's get <id>-ns2.* or <id>-standard.*, and
+    platform.md/.html puts both platforms side by side (report_platform.py).
 
     Plots already drawn into `drawn_in` (the batch drew them while others simulated,
     `ExperimentResult.drawn`) are moved into place; the others are drawn here. With
     `timing`, the index's footer says where the time went, and `timing.json` keeps it.
     """
-    from manetfair import report_reception
+    from manetfair import report_platform, report_reception
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -91,12 +93,14 @@ def write(
         written.append(_write(out / f"{exp_id}.html", page))
         written.append(_write(out / f"{exp_id}.json", json.dumps(_entry(r, stamp), indent=1)))
     written += report_reception.write(out)
+    written += report_platform.write(out)
     footer = None
     if timing is not None:
         timing.report_s += time.perf_counter() - t0
         timing.stop()
         footer = _timing_footer(timing)
-    md, page = _index(results, out, stamp, report_reception.has_page(out), footer)
+    pages = {"reception": report_reception.has_page(out), "platform": report_platform.has_page(out)}
+    md, page = _index(results, out, stamp, pages, footer)
     written.append(_write(out / "index.md", md))
     written.append(_write(out / "index.html", page))
     if timing is not None:
@@ -220,6 +224,7 @@ def _entry(r: ExperimentResult, stamp: Mapping[str, str]) -> dict[str, Any]:
         "runs": len(r.outcomes),
         "reception": r.reception,
         "platform": r.platform or exp.platform,
+        "paper_platform": exp.platform,
         "claims": [
             {
                 "what": v.what,
@@ -249,12 +254,13 @@ def _index(
     results: Sequence[ExperimentResult],
     out: Path,
     stamp: Mapping[str, str],
-    reception: bool,
+    side_by_side: Mapping[str, bool],
     timing: Mapping[str, Any] | None = None,
 ) -> tuple[str, str]:
     """Every experiment: this run's, then those an earlier run reported in `out` (from
     their `<id>.json`), then the rest of the known ones as unavailable or not run; and
-    a link to the side-by-side page of the reception models if there is one."""
+    links to the side-by-side pages (`side_by_side`: reception models, platforms) that
+    exist."""
     # The index lists the papers' own reception model; SINR runs have their page.
     fresh = {r.experiment.id: r for r in results if r.reception == "threshold" and r.own_platform}
     order: list[tuple[str, str, str, Any]] = [
@@ -272,6 +278,7 @@ def _index(
             sidecar.stem not in seen
             and earlier is not None
             and earlier.get("reception", "threshold") == "threshold"
+            and earlier.get("platform") == earlier.get("paper_platform")
         ):
             order.append((sidecar.stem, earlier["title"], earlier["description"], None))
             seen.add(sidecar.stem)
@@ -327,7 +334,8 @@ def _index(
         total=f"{held_all} of {total_all} evaluated claims hold.",
         interval_note=INTERVAL_NOTE,
         rows=rows,
-        reception=reception,
+        reception=side_by_side["reception"],
+        platform=side_by_side["platform"],
         timing=timing,
     )
 
@@ -390,7 +398,9 @@ def _experiment_page(
     facts = (
         f"{len(r.outcomes)} runs ({len(seeds)} seeds per variant, {cached} served from the "
         f"results store){', quick mode' if r.quick else ''}"
-        f"{', reception model ' + r.reception if r.reception != 'threshold' else ''}. "
+        f"{', reception model ' + r.reception if r.reception != 'threshold' else ''}, "
+        f"platform {r.platform or exp.platform}"
+        f"{'' if r.own_platform else ' (the paper ran ' + exp.platform + ')'}. "
         f"Code version {stamp['version']}, "
         f"written {stamp['date']}. Experiment id {exp.id}, paper file {exp.paper}."
     )
@@ -414,7 +424,9 @@ def _experiment_page(
     c_held, controls = r.controls_count()
     return render(
         "experiment",
-        page_title=exp.title + title_suffix(r.reception),
+        page_title=exp.title
+        + title_suffix(r.reception)
+        + ("" if r.own_platform else f" ({r.platform} platform)"),
         exp=exp,
         facts=facts,
         png=png,

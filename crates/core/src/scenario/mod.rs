@@ -197,7 +197,7 @@ pub struct Scenario {
     pub node_series: bool,
     /// EIFS after frames only sensed (`mac.eifs_after_sensed`).
     pub eifs_after_sensed: bool,
-    /// Packet sizes as ns-2's agents make them (`[ns2] ip_header_per_agent`).
+    /// UDP packet sizes as ns-2's agents make them (`[ns2] ip_header_per_agent`).
     pub ip_header_per_agent: bool,
     /// ns-2's ARP between routing and the interface queue (`[ns2] arp`).
     pub arp: bool,

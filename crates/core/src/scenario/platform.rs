@@ -56,10 +56,11 @@ pub struct Ns2Rules {
     /// The data frame's MAC header carries a fourth address: 34 bytes with
     /// the FCS instead of 28 (`mac-802_11.h` :193-202, `hdr_mac802_11`).
     pub four_address_header: bool,
-    /// Packet sizes as ns-2's agents make them: the routing agent adds a
-    /// 20-byte IP header at the source (`dsdv.cc` :1012, `aodv.cc` :582) to
-    /// a TCP segment that already counts 40 bytes of TCP/IP header
-    /// (`tcpip_base_hdr_size_`), and to a UDP payload that counts none.
+    /// Packet sizes as ns-2's agents make them: a UDP agent's packet counts
+    /// its payload alone, and AODV adds a 20-byte IP header at the source to
+    /// every packet but TCP's (`aodv.cc` :575-583), whose agent already
+    /// counts 40 bytes of TCP/IP header (`tcpip_base_hdr_size_`): UDP is 8
+    /// bytes shorter than the standard's, TCP the same.
     pub ip_header_per_agent: bool,
     /// An RTO sets ssthresh to half of min(cwnd, window) in whole packets,
     /// at least 2, on every expiry, with cwnd taken without NewReno's

@@ -1467,7 +1467,7 @@ impl Simulator {
                 flow,
                 src,
                 dst,
-                // ns-2's UDP agent counts no header; its routing agent adds IP's.
+                // ns-2's UDP agent counts no header; AODV adds IP's (not UDP's).
                 bytes: if self.sc.ip_header_per_agent {
                     payload + IP_HEADER_BYTES
                 } else {
@@ -1570,13 +1570,7 @@ impl Simulator {
                 flow,
                 src: from,
                 dst: to,
-                // ns-2's routing agent adds an IP header to the TCP agent's 40 bytes.
-                bytes: seg.wire_bytes()
-                    + if self.sc.ip_header_per_agent {
-                        IP_HEADER_BYTES
-                    } else {
-                        0
-                    },
+                bytes: seg.wire_bytes(),
                 payload_bytes: seg.len,
                 created: now,
                 ttl: DEFAULT_TTL,
