@@ -16,7 +16,9 @@ own selection of runs. The paper-side value is a number or `{ model = "<name>" }
 (see manetfair.models), evaluated on the scenario of each selected variant and
 averaged. A claim's `test` is "within" (|m - p| <= rel_tol |p| + abs_tol),
 "at_least" (m >= p - tolerance), "at_most" (m <= p + tolerance), "greater"
-(m > p) or "less" (m < p).
+(m > p) or "less" (m < p); for the first three, a difference below TIE (relative
+to max(1, |p|)) is a floating-point tie, not a miss. A claim's `kind` is "claim" or
+"control" (cannot fail by construction: shown, never counted).
 """
 
 from __future__ import annotations
