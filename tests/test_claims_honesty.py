@@ -1,7 +1,7 @@
-"""Honest claims (docs/experiments.md, "Controls, calibrated verdicts and three numbers per
-claim"): the papers' own thresholds, controls shown but never counted, calibrated verdicts
-marked, each claim's value on the other platform and ns-2.35's own value beside its
-verdict, and figures that show their verdicts' numbers."""
+"""Honest claims (docs/experiments.md, "How claims read their papers" and "Verdicts, per
+paper and platform"): the papers' own thresholds, controls shown but never counted,
+calibrated verdicts marked, each claim's value on the other platform and ns-2.35's own
+value beside its verdict."""
 
 from __future__ import annotations
 

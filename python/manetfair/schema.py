@@ -90,7 +90,7 @@ class _ClaimTable(_Table):
     abs_tol: Annotated[float, Field(ge=0)] = 0.0
     direction_only: bool = False
     # "control": a check that cannot fail by construction, shown but not counted among
-    # the paper's claims (docs/experiments.md, "Controls and calibrated verdicts").
+    # the paper's claims (docs/experiments.md, "How claims read their papers").
     kind: Literal["claim", "control"] = "claim"
     # Why the verdict holds through a setting chosen to fit the paper, if it does.
     calibrated: str = ""
