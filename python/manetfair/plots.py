@@ -125,7 +125,8 @@ def _footer(r: ExperimentResult) -> str:
         return f"manetfair; one run of {len(seeds)} seeds{mode}, as the paper shows one run"
     return (
         f"manetfair; {len(seeds)} seeds per point{mode}; "
-        "points and bars: mean; error bars: lowest to highest seed"
+        "points and bars: mean (a ratio or change: of the means, as its verdict); "
+        "error bars: lowest to highest seed"
     )
 
 
