@@ -3,7 +3,8 @@
 Tests of the front door's own logic use `fake_core` (tests/fake_core.py) in place of
 the native module, so they neither wait for nor depend on the simulator's numbers.
 Tests marked `core` need the real native module with `run_scenario` and are skipped
-without it. Tests marked `slow` run only with `--runslow`.
+without it. Tests marked `slow` run only with `--runslow`. Tests marked `papers` check
+the experiments against the papers' texts and are collected only with `--papers=DIR`.
 """
 
 from __future__ import annotations
@@ -47,21 +48,51 @@ from manetfair import runner
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", help="also run tests marked slow")
+    parser.addoption(
+        "--papers",
+        metavar="DIR",
+        default=os.environ.get("MANETFAIR_PAPERS") or None,
+        help="the folder of the papers' texts: runs the tests marked papers "
+        "(default: $MANETFAIR_PAPERS)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: long-running; run with --runslow")
     config.addinivalue_line("markers", "core: needs the native module's run_scenario")
+    config.addinivalue_line(
+        "markers",
+        "papers: checks against the papers' texts, which the repository cannot hold; "
+        "not collected unless --papers=DIR names them (docs/install.md)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if "papers" in (config.getoption("markexpr") or "") and not config.getoption("--papers"):
+        raise pytest.UsageError(
+            "-m papers checks quotes against the papers' texts: name their folder with "
+            "--papers=DIR (or MANETFAIR_PAPERS=DIR)"
+        )
     skip_slow = pytest.mark.skip(reason="slow; run with --runslow")
     skip_core = pytest.mark.skip(reason="the native module has no run_scenario yet")
+    if not config.getoption("--papers"):
+        # Left out rather than skipped: without the papers' texts they cannot run
+        # anywhere, so they belong to a command of their own (docs/install.md).
+        papers = [item for item in items if "papers" in item.keywords]
+        if papers:
+            config.hook.pytest_deselected(items=papers)
+            items[:] = [item for item in items if "papers" not in item.keywords]
     for item in items:
         if "slow" in item.keywords and not config.getoption("--runslow"):
             item.add_marker(skip_slow)
         if "core" in item.keywords and REAL_CORE is None:
             item.add_marker(skip_core)
+
+
+@pytest.fixture
+def papers_dir(request: pytest.FixtureRequest) -> Path:
+    """The folder of the papers' texts (`--papers=DIR`)."""
+    return Path(request.config.getoption("--papers"))
 
 
 @pytest.fixture

@@ -39,6 +39,10 @@ def version() -> str:
     return "0.1.0"
 
 
+def max_input_bytes(max_memory: int | None = None) -> int:
+    return (max_memory or 2 << 30) // 64
+
+
 def _parse(text: str, fmt: str, origin: str) -> dict[str, Any]:
     try:
         data = json.loads(text) if fmt == "json" else tomllib.loads(text)

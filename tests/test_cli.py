@@ -190,11 +190,15 @@ def test_experiments_lists_every_contract_id(tmp_path):
         entry = listing[exp_id]
         assert entry["figure"] and entry["description"] and entry["paper"].endswith(".txt")
     assert listing["nred-fig10"]["paper"] == "000_b13f657ee131074d.txt"
+    assert listing["nred-fig10"]["title"] == "Xu et al. 2003, Neighborhood RED"
     text = run_cli(["experiments"], fake=True, cwd=tmp_path)
     assert text.returncode == 0
     assert any(
         line.startswith("validate-bianchi") and " yes " in line for line in text.stdout.splitlines()
     )
+    # A reader sees the paper's authors, year and title, not the file name of its text.
+    (mtcp,) = [line for line in text.stdout.splitlines() if line.startswith("mtcp-fig3 ")]
+    assert "Yahia and Bíró 2007, M-TCP" in mtcp and ".txt" not in text.stdout
 
 
 def test_reproduce_unknown_and_unavailable_ids(tmp_path):
@@ -578,3 +582,30 @@ def test_reproduce_quick_baseline_arms_with_the_core(tmp_path):
     # at least its baseline arm now).
     index = (tmp_path / "rep" / "index.md").read_text(encoding="utf-8")
     assert "not run yet: `manetfair reproduce selfcontention-fig5`" in index
+
+
+@pytest.mark.core
+def test_export_gives_each_runs_parameter_values_and_its_flows_tcp_counters(tmp_path):
+    """A parameter column holds the value a run used, its default where another sweep
+    set the key and this one did not (not NULL); the flows table keeps each TCP flow's
+    counters (`tcp_retransmitted_segments`, ...)."""
+    import pyarrow.parquet as pq
+
+    assert run_cli(["examples", "ex"], fake=False, cwd=tmp_path).returncode == 0
+    store = str(tmp_path / "s.duckdb")
+    for param in ("mac.rts_threshold_bytes=3000", "mac.queue_capacity_pkts=20"):
+        args = ["sweep", "ex/chain.toml", "--param", param, "--param", "duration_s=5"]
+        proc = run_cli([*args, "--seeds", "1", "--store", store], fake=False, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    out = run_cli(["export", "--out", "x", "--store", store], fake=False, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    runs = pq.read_table(tmp_path / "x" / "runs.parquet").to_pylist()
+    pairs = sorted((r["mac.rts_threshold_bytes"], r["mac.queue_capacity_pkts"]) for r in runs)
+    # chain.toml sets neither: the defaults are 0 bytes (RTS/CTS before every data
+    # frame) and 50 packets (docs/scenario.md).
+    assert pairs == [(0, 20), (3000, 50)], pairs
+    flows = pq.read_table(tmp_path / "x" / "flows.parquet").to_pylist()
+    assert len(flows) == 2
+    for f in flows:
+        assert f["tcp_data_segments"] > 0 and f["tcp_retransmitted_segments"] is not None
+        assert {"tcp_fast_retransmits", "tcp_timeouts"} <= set(f)

@@ -4,7 +4,6 @@ the paper's own number (`paper`), and a claim that only compares with 0 (or a ra
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -12,8 +11,6 @@ from typing import Any
 
 import pytest
 from manetfair import experiments
-
-PAPERS_ENV = "MANETFAIR_PAPERS"
 
 
 def all_claims() -> Iterator[tuple[experiments.Experiment, dict[str, Any]]]:
@@ -88,16 +85,15 @@ def _normalise(text: str) -> str:
     return text.replace("achiev-able", "achievable").strip()
 
 
-@pytest.mark.skipif(
-    not os.environ.get(PAPERS_ENV), reason=f"set {PAPERS_ENV} to the folder of the papers' texts"
-)
+@pytest.mark.papers
 @pytest.mark.parametrize(("exp", "claim"), CLAIMS, ids=IDS)
-def test_quotes_are_verbatim(exp, claim):
-    """With the papers' texts at hand, every quote (not a paraphrase) is in its paper."""
+def test_quotes_are_verbatim(exp, claim, papers_dir: Path):
+    """With the papers' texts at hand (`--papers=DIR`), every quote (not a paraphrase)
+    is in its paper."""
     if claim.get("paraphrase"):
         return
     name = claim.get("source", exp.paper)
-    text = (Path(os.environ[PAPERS_ENV]) / name).read_text(encoding="utf-8")
+    text = (papers_dir / name).read_text(encoding="utf-8")
     # A word broken across lines ("hid-\n\nden") reads with or without its hyphen.
     joined = re.sub(r"(\w)-\n\s*(\w)", r"\1\2", text)
     quote = _normalise(claim["quote"])

@@ -76,17 +76,19 @@ TIMES = [
     "mobility.random_waypoint.pause_s", "tcp.initial_rto_s", "tcp.max_rto_s", "tcp.min_rto_s",
     "tcp.delayed_ack_timeout_s", "nred.t_interval_s", "nred.t_ncn_s", "nred.lifetime_s",
     "red.pkt_time_s", "routing.aodv.hello_interval_ms", "routing.aodv.active_route_timeout_ms",
-    "onoff.think_time_mean_s",
+    "onoff.think_time_mean_s", "tcp.ap.delaybound_s", "throttle.thr_max_warmup_s",
 ]  # fmt: skip
 REALS = [
     "radio.data_rate_mbps", "radio.tx_range_m", "radio.cs_range_m", "radio.capture_threshold_db",
     "flow.0.rate_kbps", "topology.spacing_m", "topology.width_m",
     "mobility.random_waypoint.speed_max_mps", "red.max_p", "nred.W", "onoff.object_size_shape",
+    "radio.interference_range_m", "throttle.thr_max_spacing_m", "throttle.l_region_range_m",
 ]  # fmt: skip
 INTS = [
     "seed", "topology.nodes", "topology.rows", "mac.cw_min", "mac.cw_max", "mac.slot_us",
     "mac.queue_capacity_pkts", "mac.short_retry_limit", "flow.0.src", "flow.0.packet_bytes",
     "tcp.max_window_pkts", "routing.aodv.ttl_start", "trace.neighborhood_node",
+    "throttle.thr_max_seeds",
 ]  # fmt: skip
 NAMES = {
     "mac.queue": ["droptail", "red", "nred", "fifo"],
@@ -202,9 +204,9 @@ class Worker:
             text=True,
         )
 
-    def ask(self, files: dict[str, str], argv: list[str]) -> dict[str, Any]:
+    def ask(self, files: dict[str, str], argv: list[str], **extra: Any) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"files": files, "argv": argv}) + "\n")
+        self.proc.stdin.write(json.dumps({"files": files, "argv": argv, **extra}) + "\n")
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], TIME_LIMIT_S)
         if not ready:
@@ -249,3 +251,108 @@ def test_hostile_scenarios_exit_0_or_2_quickly_and_small(worker, text, command, 
     assert answer["code"] in (0, 2), context
     assert "Traceback" not in answer["stderr"] and "panicked" not in answer["stderr"], context
     assert answer["maxrss_kib"] < MEMORY_LIMIT_KIB, context
+
+
+# --- Outputs and inputs of every kind (docs/reliability.md, *Outputs*) ----------------
+
+SMALL = (
+    'duration_s = 1.0\n[topology]\nkind = "chain"\nnodes = 3\nspacing_m = 200.0\n'
+    '[[flow]]\nsrc = 0\ndst = 2\ntransport = "udp"\napp = "cbr"\nrate_kbps = 50.0\n'
+)
+TARGET_KINDS = ["device", "fifo", "symlink", "dir", "scenario", "other output"]
+OPTIONS = ["--pcap", "--trace", "--trace-parquet", "--view", "--out", "view --out"]
+
+
+def output_case(kind: str, option: str) -> tuple[dict[str, str], list[str], dict[str, str]]:
+    """(files, argv, special files) of one command whose output `option` names a target
+    of `kind`: a special file, the scenario itself, or another output of the command."""
+    scenario = "s.toml"
+    if option in ("--out", "view --out"):
+        name = "out/summary.json" if option == "--out" else "target.html"
+    else:
+        name = "t.parquet" if option == "--trace-parquet" else "target"
+    special: dict[str, str] = {}
+    if option == "--out":
+        special["out"] = "dir"
+    if kind == "scenario":
+        scenario = name
+        special[name] = "existing"
+    elif kind != "other output":
+        special[name] = kind
+    given = "out" if option == "--out" else name
+    if option == "view --out":
+        argv = ["view", scenario, "--out", given]
+    else:
+        flag = {"--trace-parquet": "--trace"}.get(option, option)
+        argv = ["run", scenario, flag, given, "--quiet"]
+    if kind == "other output":
+        argv += ["--view" if option == "--pcap" else "--pcap", name]
+        if option == "view --out":  # view has one output: the scenario stands in
+            argv = ["view", scenario, "--out", scenario]
+            special[scenario] = "existing"
+    return {scenario: SMALL}, argv, special
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+@pytest.mark.parametrize("kind", TARGET_KINDS)
+def test_outputs_never_replace_what_they_were_not_asked_to_create(worker, kind, option):
+    """A private device node, a FIFO, a symbolic link, a directory, the scenario itself
+    or another output of the command as an output: exit 2, and the target untouched."""
+    files, argv, special = output_case(kind, option)
+    answer = worker.ask(files, argv, special=special)
+    context = f"{kind} {option} {argv}\n{answer['stderr']}"
+    assert answer["escaped"] is None, context
+    assert answer["code"] == 2, context
+    assert "Traceback" not in answer["stderr"], context
+    assert answer["before"] == answer["after"], context
+    assert answer["parts"] == [], context
+
+
+@pytest.mark.parametrize("path", ["big.toml", "/dev/zero"])
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_a_100_mb_scenario_and_dev_zero_are_refused_quickly(worker, path, command):
+    started = time.monotonic()
+    answer = worker.ask({}, [command, path], sizes={"big.toml": 100 << 20})
+    assert time.monotonic() - started < 1.0 + 1.0  # 1 s, and the request's own costs
+    assert answer["wall_s"] < 1.0, answer
+    assert answer["code"] == 2 and "above the limit" in answer["stderr"], answer
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A 1 MiB tmpfs in the test's own folder; skipped where one cannot be mounted."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    proc = subprocess.run(  # noqa: PLW1510 - the return code is looked at
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True
+    )
+    if proc.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("free", [0, 2048, 16384, 65536])
+@pytest.mark.parametrize("option", ["--pcap", "--trace", "--view", "--out"])
+def test_a_full_disk_leaves_no_partial_output_under_a_final_name(worker, tmpfs, free, option):
+    """On a full disk a command exits 0 (it fitted) or 1 naming the file; an earlier
+    complete output survives unless replaced by a complete one, and no temporary file
+    is left."""
+    target = tmpfs / ("out" if option == "--out" else "f.out")
+    earlier = target / "series.parquet" if option == "--out" else target
+    earlier.parent.mkdir(exist_ok=True)
+    earlier.write_text("earlier\n", encoding="utf-8")
+    room = os.statvfs(tmpfs).f_bavail * os.statvfs(tmpfs).f_frsize
+    with open(tmpfs / "filler", "wb") as fh:
+        fh.write(b"\0" * max(0, room - free))
+    argv = ["run", "s.toml", option, str(target), "--quiet"]
+    answer = worker.ask({"s.toml": SMALL}, argv)
+    context = f"{argv} free {free}\n{answer['stderr']}"
+    assert answer["code"] in (0, 1), context
+    assert "Traceback" not in answer["stderr"] and answer["escaped"] is None, context
+    assert not list(tmpfs.rglob("*.part")), context
+    if answer["code"] == 1:
+        assert str(tmpfs) in answer["stderr"], context
+        assert earlier.read_text(encoding="utf-8") == "earlier\n", context

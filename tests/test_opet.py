@@ -112,7 +112,7 @@ def test_opet_frames_in_the_trace_and_the_pcap_match_the_summary(tmp_path):
             assert struct.unpack("<H", b[2:4])[0] in (4788, 788)
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark")
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark (apt-get install tshark)")
 def test_wireshark_reads_opet_frames_as_cts_without_complaint(tmp_path):
     summary, _, pcap = run_chain(tmp_path)
     opet = summary["mac"]["opet"]

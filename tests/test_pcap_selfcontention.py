@@ -138,7 +138,7 @@ def test_ack_rts_carries_the_next_hop_and_is_answered(capture: Path) -> None:
     assert answered > 0
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark (apt-get install tshark)")
 def test_tshark_dissects_every_frame_without_a_complaint(capture: Path) -> None:
     def tshark(*args: str) -> str:
         proc = subprocess.run(

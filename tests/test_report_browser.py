@@ -41,7 +41,8 @@ def _browser() -> object:
 
 @pytest.mark.core
 @pytest.mark.skipif(
-    CHROMEDRIVER is None, reason="needs Chromium and chromedriver (.ci/run installs them)"
+    CHROMEDRIVER is None,
+    reason="needs Chromium and chromedriver (apt-get install chromium chromium-driver)",
 )
 def test_report_pages_figures_and_links_load_in_chromium(tmp_path):
     out = tmp_path / "report"

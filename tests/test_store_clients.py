@@ -89,7 +89,9 @@ OLD = os.environ.get("MANETFAIR_DUCKDB_OLD")
 
 
 @pytest.mark.skipif(
-    not OLD, reason="MANETFAIR_DUCKDB_OLD names no folder with an older duckdb (.ci/run sets it)"
+    not OLD,
+    reason="set MANETFAIR_DUCKDB_OLD to a folder holding duckdb 1.1.3 "
+    "(pip install --target DIR duckdb==1.1.3), as .ci/run does",
 )
 def test_an_older_duckdb_python_package_reads_the_store(fake, tmp_path, pair_file):
     path, written = _store(tmp_path, pair_file)

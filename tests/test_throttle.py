@@ -177,7 +177,10 @@ def _can_run_tc_unprivileged() -> bool:
     return probe.returncode == 0
 
 
-@pytest.mark.skipif(not _can_run_tc_unprivileged(), reason="needs tc and unprivileged unshare -rn")
+@pytest.mark.skipif(
+    not _can_run_tc_unprivileged(),
+    reason="needs tc (apt-get install iproute2) and unprivileged user namespaces (unshare -rn)",
+)
 def test_tc_commands_pass_iproute2(tmp_path):
     """Each source's block is applied by iproute2's own parser (tc -batch) to the
     loopback device of a fresh network namespace, where no privileges are needed."""

@@ -133,6 +133,21 @@ def test_trace_and_pcap_agree_with_the_summary(tmp_path):
     signals = [s for k, _, s in records if s is not None]
     assert signals and all(-100 < s < 0 for s in signals)
 
+    # Every reception carries its power (docs/trace.md), which at the addressee is
+    # the radiotap signal of the frame's record: records and tx_start events come in
+    # the same order, and on a still field a pair of nodes has one power.
+    received = [e for e in events if e["event"] in ("rx_ok", "rx_lost")]
+    assert received and all(isinstance(e.get("power_dbm"), float) for e in received)
+    power = {(e["peer"], e["node"]): e["power_dbm"] for e in received}
+    starts = [e for e in events if e["event"] == "tx_start"]
+    compared = 0
+    for start, (_, _, signal) in zip(starts, records):
+        pair = (start["node"], start.get("ra"))
+        if signal is not None and pair in power:
+            assert round(power[pair]) == signal, (start, signal, power[pair])
+            compared += 1
+    assert compared > 1000
+
 
 def test_trace_filters_and_parquet(tmp_path):
     import pyarrow.parquet as pq
@@ -153,7 +168,7 @@ def test_trace_filters_and_parquet(tmp_path):
     assert bad.returncode == 2 and "tx_start" in bad.stderr
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark (apt-get install tshark)")
 def test_wireshark_decodes_flows_as_plain_udp_and_tcp_and_sees_the_collisions(tmp_path):
     scenario = tmp_path / "hidden.toml"
     scenario.write_text(HIDDEN)

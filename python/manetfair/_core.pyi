@@ -9,6 +9,9 @@ def version() -> str: ...
 def default_max_memory() -> int:
     """The default memory budget of one run, in bytes."""
 
+def max_input_bytes(max_memory: int | None = None) -> int:
+    """The largest scenario or movement file a memory budget allows (budget / 64)."""
+
 def check_scenario(
     text: str,
     fmt: str = "toml",

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from manetfair.errors import InputError
 from manetfair.scenario import Scenario, ScenarioLike, load
 
 Progress = Callable[[float, float], None]
@@ -110,52 +111,39 @@ class RunResult:
         rows = [{k: v for k, v in f.items() if k != "series_kbps"} for f in self.summary["flows"]]
         return pa.Table.from_pylist(rows)
 
-    def write(self, out: Path) -> list[Path]:
+    def write(self, out: str | os.PathLike[str]) -> list[Path]:
         """Writes summary.json, series.parquet and series.csv into the directory `out`.
 
-        Each file is written under a temporary name and renamed into place once whole,
-        so a full disk or an interruption never leaves a truncated file; a failure
-        raises OSError naming the file and the cause.
+        Each file is written under a temporary name and renamed into place once whole
+        (manetfair.output), so a full disk or an interruption never leaves a truncated
+        file; a failure raises OSError naming the file and the cause. A target that is
+        not a regular file (a device, a FIFO, a link) is refused with InputError.
         """
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
+        from manetfair.output import Outputs, write_file, write_text
+
+        names = ("summary.json", "series.parquet", "series.csv")
+        folder = Outputs().add_dir(out, "out", names)
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise OSError(f"cannot create {out}: {exc.strerror or exc}") from None
-        summary = out / "summary.json"
-        text = json.dumps(self.summary, indent=2) + "\n"
-        write_atomically(summary, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+            raise OSError(f"cannot create {folder}: {exc.strerror or exc}") from None
+        summary = write_text(folder / names[0], json.dumps(self.summary, indent=2) + "\n")
         table = self.series()
-        write_atomically(out / "series.parquet", lambda tmp: pq.write_table(table, str(tmp)))
-        write_atomically(out / "series.csv", lambda tmp: pacsv.write_csv(table, str(tmp)))
-        return [summary, out / "series.parquet", out / "series.csv"]
+        series = write_file(folder / names[1], lambda tmp: pq.write_table(table, str(tmp)))
+        csv = write_file(folder / names[2], lambda tmp: pacsv.write_csv(table, str(tmp)))
+        return [summary, series, csv]
 
 
-def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
-    """Calls `write(tmp)` for a temporary file beside `path`, flushes it to disk, and
-    renames it to `path`; on any failure the temporary file is removed and OSError
-    names `path` and the cause."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        _remove(tmp)
-        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        _remove(tmp)
-        raise
-
-
-def _remove(path: Path) -> None:
-    try:
-        path.unlink()
-    except OSError:
-        pass
+def check_max_memory(value: object) -> int | None:
+    """A memory budget from the Python API: None or an integer of bytes from 1 to 2^63."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**63:
+        raise InputError(f"max_memory: {value!r:.80} must be a number of bytes from 1 to 2^63")
+    return value
 
 
 def prepare(
@@ -163,13 +151,16 @@ def prepare(
     seed: int | None = None,
     duration_s: float | None = None,
     overrides: dict[str, Any] | None = None,
+    max_memory: int | None = None,
 ) -> Scenario:
     """Loads a scenario and applies dotted-key overrides, seed and duration.
 
-    An ingress-throttling scenario (`[throttle]`) gets its missing reference
-    throughputs measured in isolated runs (manetfair.throttle) and filled in.
+    A scenario file is read within the input-file limit of `max_memory`
+    (manetfair.inputs). An ingress-throttling scenario (`[throttle]`) gets its
+    missing reference throughputs measured in isolated runs (manetfair.throttle)
+    and filled in.
     """
-    sc = load(scenario)
+    sc = load(scenario, max_memory)
     if overrides:
         sc = sc.with_overrides(overrides)
     sc = sc.with_run(seed=seed, duration_s=duration_s)
@@ -216,7 +207,10 @@ def run(
     got, and no pcap file is left behind.
     """
     keyed = {k.replace("__", "."): v for k, v in overrides.items()}
-    sc = prepare(scenario, seed, duration_s, keyed)
+    max_memory = check_max_memory(max_memory)
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress: expected a function (now_s, duration_s), not {progress!r:.80}")
+    sc = prepare(scenario, seed, duration_s, keyed, max_memory)
     return run_prepared(sc, progress, pcap, max_memory=max_memory)
 
 
@@ -231,7 +225,13 @@ def run_prepared(
 ) -> RunResult:
     """Runs a Scenario as it is (seed, duration and overrides already applied). With
     `progress_events`, `progress` receives (now_s, duration_s, events); `core_options`
-    (trace_path, trace_nodes, trace_flows, trace_events) go to the core."""
+    (trace_path, trace_nodes, trace_flows, trace_events) go to the core. `pcap` must
+    be a new file or a regular file, apart from the scenario's own files
+    (manetfair.output)."""
+    if pcap is not None:
+        from manetfair.output import Outputs
+
+        pcap = Outputs([("scenario file", f) for f in sc.source_files()]).add(pcap, "pcap")
     summary_json, traces_json = sc.run_in_core(
         progress, pcap, max_memory, progress_events=progress_events, **core_options
     )

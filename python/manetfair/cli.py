@@ -8,6 +8,7 @@ JSON document goes to stdout; progress and logs go to stderr.
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import itertools
 import json
@@ -69,6 +70,42 @@ def _memory_size(text: str) -> int:
     if not 1 <= value <= 2**63:
         raise argparse.ArgumentTypeError(f"expected a size from 1 byte to 8 EiB, not {text!r}")
     return value
+
+
+def _interface_name(text: str) -> str:
+    """An argparse type: a Linux network interface name as the kernel accepts it
+    (dev_valid_name: 1 to 15 bytes, not "." or "..", no "/", ":" or white space).
+    The name goes into `tc -batch` lines, where a newline would start a command."""
+    size = len(text.encode("utf-8", "surrogateescape"))
+    if (
+        not 1 <= size <= 15
+        or text in (".", "..")
+        or any(c in "/:" or c.isspace() or not c.isprintable() for c in text)
+    ):
+        raise argparse.ArgumentTypeError(
+            f"expected a network interface name (1 to 15 bytes, not '.' or '..', no '/', "
+            f"':', spaces or control characters), not {text[:40]!r}"
+        )
+    return text
+
+
+def _ipv4_subnet(text: str) -> str:
+    """An argparse type: an IPv4 network such as 10.0.0.0/24 (the tc filters match
+    `ip dst`, IPv4 only)."""
+    import ipaddress
+
+    try:
+        net = ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an IPv4 network such as 10.0.0.0/24, not {text[:40]!r}"
+        ) from None
+    if net.version != 4:
+        raise argparse.ArgumentTypeError(
+            f"expected an IPv4 network such as 10.0.0.0/24, not {text[:40]!r}: the tc "
+            "filters match IPv4 destination addresses (u32 match ip dst)"
+        )
+    return text
 
 
 def _positive_float(text: str) -> float:
@@ -312,9 +349,15 @@ def _add_shares(sh: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print Linux tc commands (tc -batch input) that enforce the rates at each source",
     )
-    sh.add_argument("--dev", default="wlan0", help="network device of the tc commands (wlan0)")
+    sh.add_argument(
+        "--dev",
+        type=_interface_name,
+        default="wlan0",
+        help="network device of the tc commands (wlan0)",
+    )
     sh.add_argument(
         "--subnet",
+        type=_ipv4_subnet,
         default="10.0.0.0/24",
         help="addresses for the tc filters: the first node gets the first host address (10.0.0.0/24)",
     )
@@ -462,8 +505,9 @@ class _GuardedStdout(io.TextIOBase):
     pipe) say what could not be written; the rest of the output is then dropped, so
     the exit does not fail on it a second time."""
 
-    def __init__(self, inner: TextIO) -> None:
-        self.inner = inner
+    def __init__(self, inner: TextIO | None) -> None:
+        # None when the process was started with standard output closed (`>&-`).
+        self.inner: TextIO | io.TextIOBase = inner if inner is not None else _ClosedStdout()
 
     def _failed(self, exc: OSError) -> OSError:
         try:
@@ -491,6 +535,16 @@ class _GuardedStdout(io.TextIOBase):
 
     def fileno(self) -> int:
         return self.inner.fileno()
+
+
+class _ClosedStdout(io.TextIOBase):
+    """Standard output when the process has none: every write fails, saying so."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "it is closed")
 
 
 def _stop_on_signals(stopped: list[int]) -> Callable[[], None]:
@@ -531,7 +585,15 @@ def _stop_on_signals(stopped: list[int]) -> Callable[[], None]:
     return restore
 
 
+# Longest error message printed: a message may echo a huge value (the core cuts its own
+# at 2000 bytes, crates/py: bounded; this catches the rest).
+MAX_MESSAGE_CHARS = 4000
+
+
 def _err(message: str) -> None:
+    if len(message) > MAX_MESSAGE_CHARS:
+        cut = len(message) - MAX_MESSAGE_CHARS
+        message = f"{message[:MAX_MESSAGE_CHARS]} … ({cut} more characters)"
     print(f"manetfair: error: {message}", file=sys.stderr)
 
 
@@ -560,19 +622,32 @@ def _overrides(specs: Sequence[str]) -> dict[str, Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     from manetfair.api import RunResult, prepare, run_prepared
 
+    if args.seed is not None and any(_param_key(p) == "seed" for p in args.param):
+        raise InputError("run: --seed and --param seed=... both set the seed; give one")
+    if args.duration is not None and any(_param_key(p) == "duration_s" for p in args.param):
+        raise InputError(
+            "run: --duration and --param duration_s=... both set the duration; give one"
+        )
     overrides = _with_platform("run", _overrides(args.param), args.platform)
-    sc = prepare(Path(args.file), args.seed, args.duration, overrides)
-    sc.canonical_json()  # bad input fails here, before a progress bar appears
+    sc = prepare(Path(args.file), args.seed, args.duration, overrides, args.max_memory)
+    sc.canonical_json(args.max_memory)  # bad input fails here, before a progress bar appears
     if args.view is not None and args.trace is not None:
         raise InputError("run: --view and --trace each trace the run; give one of them")
     filters = (args.trace_node, args.trace_flow, args.trace_event)
     if args.trace is None and any(filters):
         raise InputError("run: --trace-node, --trace-flow and --trace-event need --trace FILE")
+    outputs = _outputs_of(sc)
+    for option in ("pcap", "trace", "view"):
+        if getattr(args, option) is not None:
+            outputs.add(getattr(args, option), f"--{option}")
+    if args.out is not None:
+        outputs.add_dir(args.out, "--out", ("summary.json", "series.parquet", "series.csv"))
     options: dict[str, Any] = {}
     trace = None
     if args.trace is not None:
-        from manetfair.trace import TraceTarget
+        from manetfair.trace import TraceTarget, check_filters
 
+        check_filters(sc, args.trace_node, args.trace_flow)
         trace = TraceTarget(args.trace)
         options = {
             "trace_path": str(trace.core_path),
@@ -580,26 +655,30 @@ def cmd_run(args: argparse.Namespace) -> int:
             "trace_flows": args.trace_flow,
             "trace_events": args.trace_event,
         }
-    with _maybe_progress(args) as progress:
-        if args.view is not None:
-            from manetfair.view import write_view
+    try:
+        with _maybe_progress(args) as progress:
+            if args.view is not None:
+                from manetfair.view import write_view
 
-            summary_json, traces_json = write_view(
-                sc, args.view, progress, progress_events=progress is not None, pcap=args.pcap
-            )
-            result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
-        else:
-            result = run_prepared(
-                sc,
-                progress,
-                args.pcap,
-                max_memory=args.max_memory,
-                progress_events=progress is not None,
-                **options,
-            )
-    if trace is not None:
-        trace.finish()
-        _log(args, f"wrote {args.trace}")
+                summary_json, traces_json = write_view(
+                    sc, args.view, progress, progress_events=progress is not None, pcap=args.pcap
+                )
+                result = RunResult(json.loads(summary_json), json.loads(traces_json), sc)
+            else:
+                result = run_prepared(
+                    sc,
+                    progress,
+                    args.pcap,
+                    max_memory=args.max_memory,
+                    progress_events=progress is not None,
+                    **options,
+                )
+        if trace is not None:
+            trace.finish()
+            _log(args, f"wrote {args.trace}")
+    finally:
+        if trace is not None:
+            trace.cleanup()
     if args.view is not None:
         _log(args, f"wrote {args.view}")
     if args.pcap is not None:
@@ -612,6 +691,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         _print_summary(result.summary, sys.stdout)
     return EXIT_OK
+
+
+def _param_key(spec: str) -> str:
+    return spec.partition("=")[0].strip()
+
+
+def _outputs_of(sc: Any) -> Any:
+    """The outputs of a command that reads scenario `sc` (manetfair.output)."""
+    from manetfair.output import Outputs
+
+    return Outputs([("scenario file", f) for f in sc.source_files()])
 
 
 @contextmanager
@@ -634,6 +724,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     sc = prepare(Path(args.file), args.seed, args.duration, _overrides(args.param))
     sc.canonical_json()
     out = args.out if args.out is not None else Path(args.file).with_suffix(".html")
+    _outputs_of(sc).add(out, "--out")
     with _maybe_progress(args) as progress:
         write_view(sc, out, progress, progress_events=progress is not None)
     print(out)
@@ -663,11 +754,17 @@ def _print_summary(s: dict[str, Any], out: TextIO) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     from manetfair.scenario import Scenario
 
-    sc = Scenario.from_file(args.file)
+    sc = Scenario.from_file(args.file, args.max_memory)
     overrides = _overrides(args.param)
     if overrides:
         sc = sc.with_overrides(overrides)
     canonical = json.loads(sc.canonical_json(args.max_memory))
+    from manetfair.api import _may_throttle
+
+    if _may_throttle(sc):
+        from manetfair import throttle
+
+        throttle.check(sc)  # the reference runs `run` would build, checked as `run` does
     nodes = canonical.get("node")
     topo = canonical.get("topology", {})
     n_nodes = len(nodes) if isinstance(nodes, list) and nodes else topo.get("nodes")
@@ -693,6 +790,9 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             {
                 "id": exp.id,
                 "paper": exp.paper,
+                # The paper's authors, year and short title: `paper` is the file name
+                # of its text, which tells a reader nothing.
+                "title": exp.paper_title or exp.paper,
                 "figure": exp.figure,
                 "description": exp.description,
                 "available": ok,
@@ -706,13 +806,15 @@ def cmd_experiments(args: argparse.Namespace) -> int:
         print(json.dumps({"experiments": listing}))
         return EXIT_OK
     width = max(len(x["id"]) for x in listing)
+    pwidth = max(len(x["title"]) for x in listing)
     fwidth = max(len(x["figure"]) for x in listing)
     print(
-        f"{'id':<{width}}  {'available':<9}  {'paper':<24}  {'figure/table':<{fwidth}}  description"
+        f"{'id':<{width}}  {'available':<9}  {'paper':<{pwidth}}  "
+        f"{'figure/table':<{fwidth}}  description"
     )
     for x in listing:
         print(
-            f"{x['id']:<{width}}  {_availability_word(x):<9}  {x['paper']:<24}  "
+            f"{x['id']:<{width}}  {_availability_word(x):<9}  {x['title']:<{pwidth}}  "
             f"{x['figure']:<{fwidth}}  {x['description']}"
         )
         if not x["available"]:
@@ -726,17 +828,28 @@ def cmd_examples(args: argparse.Namespace) -> int:
     """Copies the example scenarios shipped in the package to DIR, for editing."""
     from importlib import resources
 
+    from manetfair.output import check_target, write_file
+
     source = resources.files("manetfair") / "examples"
     names = sorted(p.name for p in source.iterdir() if p.name.endswith(".toml"))
+    kept = [n for n in names if (args.dir / n).exists() and not args.force]
+    for name in names:  # every target to write checked before the first is written
+        if name not in kept:
+            check_target(args.dir / name, "examples")
     args.dir.mkdir(parents=True, exist_ok=True)
     for name in names:
         target = args.dir / name
-        if target.exists() and not args.force:
+        if name in kept:
             print(f"kept {target} (exists; --force overwrites)", file=sys.stderr)
             continue
-        target.write_bytes((source / name).read_bytes())
+        write_file(target, _copier((source / name).read_bytes()))
         print(target)
     return EXIT_OK
+
+
+def _copier(data: bytes) -> Callable[[Path], object]:
+    """What writes `data` into a temporary file (manetfair.output.write_file)."""
+    return lambda tmp: tmp.write_bytes(data)
 
 
 def _availability_word(entry: dict[str, Any]) -> str:
@@ -781,6 +894,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     timing = Timing(jobs=jobs)
     t0 = time.perf_counter()
     known = experiments.load_all()
+    args.ids = list(dict.fromkeys(args.ids))  # `reproduce X X` runs X once
     chosen = experiments.select(known, args.ids) if args.ids else known
     availability = {e.id: e.availability() for e in chosen}
     timing.expansion_s += time.perf_counter() - t0
@@ -790,6 +904,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             for exp_id, why in missing:
                 _err(f"experiment {exp_id} is not yet available: {why}")
             return EXIT_FAILURE
+    from manetfair.output import Outputs
+
+    Outputs([("results store", args.store)]).add_dir(args.out, "--out", ("index.html", "index.md"))
     options = _batch_options(args)
     with report.plot_folder(args.out) as drawn_in:
         with ResultsStore(args.store) as store:
@@ -1076,6 +1193,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise InputError(
             f"{path}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
         )
+    from manetfair.output import Outputs
+
+    tables = ("runs", "flows", "series", "experiment_runs")
+    Outputs([("results store", path)]).add_dir(
+        args.out, "--out", [f"{t}.{args.format}" for t in tables]
+    )
     with ResultsStore(path, read_only=True) as store:
         for written in store.export(args.out, args.format):
             print(written)

@@ -24,6 +24,7 @@ from typing import Any
 
 from manetfair import layouts, schema
 from manetfair.errors import InputError
+from manetfair.inputs import read_text
 from manetfair.runner import RunSpec
 from manetfair.scenario import Scenario, set_path
 
@@ -33,6 +34,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 EXPERIMENTS_ENV = "MANETFAIR_EXPERIMENTS"
+# The largest experiment file read (docs/reliability.md): the built-in ones are a few KiB.
+MAX_EXPERIMENT_FILE_BYTES = 4 << 20
 
 
 @dataclass
@@ -275,7 +278,7 @@ def load_all(directory: Path | None = None) -> list[Experiment]:
     found: dict[str, Experiment] = {}
     for path in [p for root in roots for p in sorted(root.rglob("*.toml"))]:
         try:
-            doc = tomllib.loads(path.read_text(encoding="utf-8"))
+            doc = tomllib.loads(read_text(path, "experiment file", MAX_EXPERIMENT_FILE_BYTES))
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"{path}: not valid TOML: {exc}") from None
         if "id" not in doc and "experiment" not in doc:
@@ -380,7 +383,9 @@ def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
 
 
 def select(experiments: Sequence[Experiment], ids: Sequence[str]) -> list[Experiment]:
-    """The experiments named by `ids` (in that order), or InputError for an unknown id."""
+    """The experiments named by `ids` (in that order, each once however often it is
+    named), or InputError for an unknown id."""
+    ids = list(dict.fromkeys(ids))
     by_id = {e.id: e for e in experiments}
     unknown = [i for i in ids if i not in by_id]
     if unknown:

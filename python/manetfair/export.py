@@ -1,10 +1,12 @@
 """Tidy tables out of the results store (`manetfair export`, docs/results-store.md).
 
 - `runs`: one row per run; one typed column per scenario parameter that any
-  exported run sets (named by its dotted key), and the summary's headline counters
+  exported run sets (named by its dotted key; a run that did not set it shows the
+  default it ran with), and the summary's headline counters
   (MAC frames and collisions by type, drops by cause, routing overhead, ledger) as
   columns named by their path in the summary joined with `_`.
-- `flows`: one row per flow per run, with the run's parameter columns.
+- `flows`: one row per flow per run, with the run's parameter columns and the flow's
+  scalar fields (its `tcp` counters as `tcp_...`).
 - `series`: long format (run_id, t, entity, metric, value).
 - `experiment_runs`: which run is which experiment's variant and seed, with one
   typed column per sweep axis.
@@ -51,7 +53,16 @@ def export_store(
         "CAST(variant AS VARCHAR) AS variant, CAST(summary AS VARCHAR) AS summary, "
         "CAST(scenario AS VARCHAR) AS scenario FROM runs ORDER BY created_at, run_id",
     )
-    params = [json.loads(r["parameters"]) if r["parameters"] else {} for r in runs]
+    scenarios = {r["run_id"]: json.loads(r["scenario"]) for r in runs}
+    given = [json.loads(r["parameters"]) if r["parameters"] else {} for r in runs]
+    keys = sorted({k for p in given for k in p})
+    # Every parameter column holds the value the run used: the one it set, else the
+    # default the core filled into its canonical scenario (NULL only where the key
+    # is not a scenario key, e.g. an experiment's layout parameter it did not set).
+    params = [
+        {k: p[k] if k in p else scenario_value(scenarios[r["run_id"]], k) for k in keys}
+        for r, p in zip(runs, given)
+    ]
     summaries = [json.loads(r["summary"]) for r in runs]
     param_cols = typed_columns(params)
 
@@ -68,13 +79,10 @@ def export_store(
         for f in s.get("flows", []):
             row = {"run_id": r["run_id"], "seed": r["seed"], "experiment_id": r["experiment_id"]}
             row.update({k: p.get(k) for k in param_cols})
-            row.update(
-                {
-                    ("flow_id" if k == "id" else k): v
-                    for k, v in f.items()
-                    if not isinstance(v, (list, dict))
-                }
-            )
+            # The flow's scalar fields, nested tables (`tcp`: segments sent and
+            # retransmitted, fast retransmits, timeouts) flattened with `_`.
+            fields = flatten_counters({("flow_id" if k == "id" else k): v for k, v in f.items()})
+            row.update(fields)
             flow_rows.append(row)
 
     links = rows_as_dicts(
@@ -93,7 +101,6 @@ def export_store(
         for x, v in zip(links, variants)
     ]
 
-    scenarios = {r["run_id"]: json.loads(r["scenario"]) for r in runs}
     written = [
         _write(_table(run_rows, param_cols), out_dir / f"runs.{fmt}", fmt),
         _write(_table(flow_rows, param_cols), out_dir / f"flows.{fmt}", fmt),
@@ -101,6 +108,20 @@ def export_store(
         _write(_table(link_rows, axis_cols), out_dir / f"experiment_runs.{fmt}", fmt),
     ]
     return written
+
+
+def scenario_value(scenario: Any, key: str) -> Any:
+    """The value at dotted `key` in a canonical scenario (list positions by number),
+    or None where it has none."""
+    value = scenario
+    for part in key.split("."):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
 
 
 def typed_columns(rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -196,6 +217,20 @@ def write_series(
 ) -> Path:
     """The long series table, one row per (run, bin, entity, metric), written to
     `target` in batches of about `batch_rows` rows (one row group each in Parquet)."""
+
+    from manetfair.output import write_file
+
+    write_file(target, lambda tmp: _write_series(all_traces, scenarios, tmp, fmt, batch_rows))
+    return target
+
+
+def _write_series(
+    all_traces: Iterable[tuple[str, Mapping[str, Any]]],
+    scenarios: Mapping[str, Mapping[str, Any]],
+    target: Path,
+    fmt: str,
+    batch_rows: int,
+) -> None:
     import pyarrow as pa
 
     schema = pa.schema(
@@ -241,7 +276,6 @@ def write_series(
                 flush()
         if cols[0]:
             flush()
-    return target
 
 
 def run_series(
@@ -272,12 +306,13 @@ def run_series(
 
 
 def _write(table: Any, target: Path, fmt: str) -> Path:
+    """One table to `target`, whole or not at all (manetfair.output)."""
+    from manetfair.output import write_file
+
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        pq.write_table(table, target)
-    else:
-        import pyarrow.csv as pacsv
+        return write_file(target, lambda tmp: pq.write_table(table, str(tmp)))
+    import pyarrow.csv as pacsv
 
-        pacsv.write_csv(table, target)
-    return target
+    return write_file(target, lambda tmp: pacsv.write_csv(table, str(tmp)))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from manetfair import claims as claims_mod
+from manetfair.output import write_file
 from manetfair.reproduce import ExperimentResult
 
 PAPER_STYLE = {"linestyle": "none", "marker": "D", "markersize": 6, "color": "black"}
@@ -92,7 +93,7 @@ def figure(r: ExperimentResult, path: Path) -> bool:
             color="#555",
         )
         fig.tight_layout(rect=(0, 0.02, 1, 1))
-        fig.savefig(path)
+        write_file(path, lambda tmp: fig.savefig(tmp, format="png"))
     finally:
         plt.close(fig)
     return True
@@ -616,7 +617,7 @@ def topology(r: ExperimentResult, path: Path) -> bool:
         handles, labels = unique_legend(ax)
         ax.legend(handles, labels, fontsize=7, loc="best")
         fig.tight_layout()
-        fig.savefig(path)
+        write_file(path, lambda tmp: fig.savefig(tmp, format="png"))
     finally:
         plt.close(fig)
     return True

@@ -64,6 +64,7 @@ def write(
     `timing`, the index's footer says where the time went, and `timing.json` keeps it.
     """
     from manetfair import report_platform, report_reception
+    from manetfair.output import check_target
 
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -82,6 +83,7 @@ def write(
             drawn, topo_drawn = r.drawn
             for path, ok in ((png, drawn), (topo, topo_drawn)):
                 if ok:
+                    check_target(path)
                     os.replace(drawn_in / path.name, path)
         else:
             drawn, topo_drawn = plots.draw(r, out, exp_id)
@@ -173,8 +175,9 @@ def _timing_footer(t: Timing) -> dict[str, Any]:
 
 
 def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
+    from manetfair.output import write_text
+
+    return write_text(path, text)
 
 
 def _verdict_word(v: claims_mod.Verdict) -> str:

@@ -15,7 +15,6 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from manetfair.errors import InputError
@@ -76,19 +75,33 @@ class Scenario:
         return f"Scenario(origin={self.origin!r})"
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> Scenario:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise InputError(f"{p}: no such scenario file") from None
-        except IsADirectoryError:
-            raise InputError(f"{p}: is a directory, not a scenario file") from None
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{p}: not a TOML scenario file (not UTF-8 text: {exc})") from None
-        except OSError as exc:
-            raise InputError(f"{p}: cannot read the scenario file ({exc.strerror})") from None
+    def from_file(cls, path: str | os.PathLike[str], max_memory: int | None = None) -> Scenario:
+        """The scenario in the file `path`, read within the input-file limit of the
+        memory budget `max_memory` (manetfair.inputs)."""
+        from manetfair.inputs import max_input_bytes, read_text
+        from manetfair.output import as_path
+
+        p = as_path(path, "scenario")
+        text = read_text(p, "scenario file", max_input_bytes(max_memory))
         return cls(None, str(p), text, base_dir=p.parent)
+
+    def source_files(self) -> list[str]:
+        """The files this scenario was read from: its own file (when it came from one)
+        and its movement file; outputs must not overwrite them."""
+        if self.base_dir is None:
+            return []
+        files = [self.origin]
+        data: Any = self._data
+        if data is None and "ns2_file" in (self.source_text or ""):
+            try:  # parsed aside: the core keeps the text, and its messages its lines
+                data = _parse_toml(self.source_text or "", self.origin)
+            except InputError:
+                data = None
+        mobility = data.get("mobility") if isinstance(data, dict) else None
+        ns2 = mobility.get("ns2_file") if isinstance(mobility, dict) else None
+        if isinstance(ns2, str) and ns2:
+            files.append(os.path.join(self.base_dir, ns2))
+        return files
 
     @classmethod
     def from_toml(cls, text: str, origin: str = "<scenario>") -> Scenario:
@@ -228,8 +241,13 @@ def _parse_toml(text: str, origin: str) -> dict[str, Any]:
         raise InputError(f"{origin}: not valid TOML: nested too deeply") from None
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _check_depth(data: Any, origin: str) -> None:
-    """Refuses tables and arrays nested deeper than MAX_DEPTH (no scenario key is)."""
+    """Refuses tables and arrays nested deeper than MAX_DEPTH (no scenario key is),
+    keys that are not strings, and values of types a scenario cannot hold (a set,
+    bytes, an object): they used to be turned into strings without a word."""
     stack = [(data, 0, "")]
     while stack:
         node, depth, path = stack.pop()
@@ -238,10 +256,21 @@ def _check_depth(data: Any, origin: str) -> None:
                 f"{origin}: key `{path}`: nested more than {MAX_DEPTH} levels deep; "
                 "no scenario key is"
             )
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1, f"{path}.{k}" if path else str(k)) for k, v in node.items())
-        elif isinstance(node, list):
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if not isinstance(k, str):
+                    raise InputError(
+                        f"{origin}: key {k!r:.40} in `{path or '(top level)'}`: keys are "
+                        f"strings, not {type(k).__name__}"
+                    )
+                stack.append((v, depth + 1, f"{path}.{k}" if path else k))
+        elif isinstance(node, (list, tuple)):
             stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(node))
+        elif not isinstance(node, _SCALARS):
+            raise InputError(
+                f"{origin}: key `{path}`: {type(node).__name__} {node!r:.40} is not a "
+                "scenario value; allowed: strings, numbers, booleans, tables and arrays"
+            )
 
 
 def _nonfinite(data: Any) -> bool:
@@ -302,10 +331,11 @@ def hash_canonical(canonical_json: str) -> str:
     return hashlib.sha256(canonical_json.encode("utf-8")).hexdigest()
 
 
-def load(scenario: ScenarioLike) -> Scenario:
+def load(scenario: ScenarioLike, max_memory: int | None = None) -> Scenario:
     """Accepts a Scenario, a dict of scenario keys, a path, or TOML text.
 
-    A string is TOML text when it holds a newline or an `=`; otherwise it is a path.
+    A string is TOML text when it holds a newline or an `=`; otherwise it is a path,
+    read within the input-file limit of the memory budget `max_memory`.
     """
     if isinstance(scenario, Scenario):
         return scenario.copy()
@@ -316,7 +346,7 @@ def load(scenario: ScenarioLike) -> Scenario:
     if isinstance(scenario, str) and ("\n" in scenario or "=" in scenario):
         return Scenario.from_toml(scenario)
     if isinstance(scenario, (str, os.PathLike)):
-        return Scenario.from_file(scenario)
+        return Scenario.from_file(scenario, max_memory)
     raise InputError(
         f"a scenario must be a path, TOML text, a dict or a Scenario, not {type(scenario).__name__}"
     )
@@ -381,6 +411,8 @@ def set_path(data: dict[str, Any], key: str, value: Any, origin: str = "<scenari
     A segment that is an integer indexes an array of tables (`flow.0.rate_kbps`);
     `*` sets the key in every table of the array (`flow.*.rate_kbps`).
     """
+    if not isinstance(key, str):
+        raise InputError(f"{origin}: parameter key {key!r:.40}: must be a dotted string")
     parts = key.split(".")
     if any(not p for p in parts):
         raise InputError(f"{origin}: parameter key {key!r} has an empty segment")

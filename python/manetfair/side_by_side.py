@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from manetfair.output import write_text
 from manetfair.pages import fmt_number, render
 
 
@@ -117,7 +118,7 @@ def write(p: Pairing, out: Path) -> list[Path]:
         return []
     paths = [out / f"{p.page}.md", out / f"{p.page}.html"]
     for path, text in zip(paths, built):
-        path.write_text(text, encoding="utf-8")
+        write_text(path, text)
     return paths
 
 

@@ -25,6 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from manetfair.errors import InputError
+
 if TYPE_CHECKING:
     from typing_extensions import Self
 
@@ -148,6 +150,11 @@ class NewRun:
         return (self.scenario_hash, self.seed, self.code_version)
 
 
+# How often a store that looks shorter than its blocks is opened again (0.2 s apart)
+# before it is called damaged.
+DAMAGE_LOOKS = 3
+
+
 class ResultsStore:
     """One DuckDB file, held open only while it is read or written.
 
@@ -157,7 +164,12 @@ class ResultsStore:
     def __init__(
         self, path: str | os.PathLike[str] | None = None, *, read_only: bool = False
     ) -> None:
-        self.path = Path(path) if path is not None else default_path()
+        if path is None:
+            self.path = default_path()
+        else:
+            from manetfair.output import as_path
+
+            self.path = as_path(path, "store")
         self.read_only = read_only
         self._con: Any = None
         self._bounded = False
@@ -167,25 +179,51 @@ class ResultsStore:
                 raise FileNotFoundError(f"{self.path}: no results store here")
         elif self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.session() as con:
-            # A store written before schema 3 keeps its traces as JSON documents.
-            columns = {
-                str(r[0])
-                for r in con.execute(
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = 'series'"
-                ).fetchall()
-            }
-            self.json_traces = "traces" in columns
-            if not read_only:
-                con.execute(SCHEMA)
-                con.execute(JSON_SERIES_SCHEMA if self.json_traces else SERIES_SCHEMA)
-            self._check_schema(con)
+        if self.path.exists() and not self.path.is_file():
+            kind = "a directory" if self.path.is_dir() else "not a regular file"
+            raise InputError(
+                f"{self.path}: is {kind}, not a results store; pass --store PATH for a file"
+            )
+        for look in range(DAMAGE_LOOKS):
+            # A shortfall seen while another process writes the store is looked at
+            # again, with fresh connections, before the store is called damaged: a
+            # truncated file stays short, a store being written does not.
+            with self.session() as con:
+                short = self._shortfall(con)
+                if short is None:
+                    self._prepare(con)
+                    return
+            if look + 1 < DAMAGE_LOOKS:
+                time.sleep(0.2)
+        assert short is not None
+        raise StoreDamagedError(
+            self._damaged(
+                f"the file is {short[0]} bytes, its used blocks need {short[1]}: truncated"
+            )
+        )
+
+    def _prepare(self, con: Any) -> None:
+        """Reads the schema version, creates missing tables (unless read-only), and
+        checks the schema (`_check_schema`)."""
+        # A store written before schema 3 keeps its traces as JSON documents.
+        columns = {
+            str(r[0])
+            for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'series'"
+            ).fetchall()
+        }
+        self.json_traces = "traces" in columns
+        if not self.read_only:
+            con.execute(SCHEMA)
+            con.execute(JSON_SERIES_SCHEMA if self.json_traces else SERIES_SCHEMA)
+        self._check_schema(con)
 
     # --- connections --------------------------------------------------------------------
 
     def _open(self) -> Any:
         """A connection, waiting (with jittered back-off) while another process holds
-        the file; StoreBusyError after LOCK_WAIT_S."""
+        the file; StoreBusyError after LOCK_WAIT_S. Any other failure is reported at
+        once with its own cause (`_open_error`)."""
         import duckdb
 
         deadline = time.monotonic() + LOCK_WAIT_S
@@ -196,17 +234,64 @@ class ResultsStore:
                 return duckdb.connect(
                     str(self.path), read_only=self.read_only, config={"threads": 1}
                 )
-            except duckdb.IOException as exc:
-                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                    raise StoreBusyError(
-                        f"{self.path}: cannot open the results store ({exc}); another "
-                        "process has held it for more than "
-                        f"{LOCK_WAIT_S:.0f} s, or pass --store PATH for a different file"
-                    ) from None
+            except duckdb.Error as exc:
+                locked = "could not set lock" in str(exc).lower()
+                if not locked or time.monotonic() > deadline:
+                    raise self._open_error(exc, locked) from None
             import random  # here, not at the top: every command reads the store's defaults
 
             time.sleep(pause * (0.5 + random.random()))
             pause = min(pause * 2, 0.5)
+
+    def _open_error(self, exc: Exception, locked: bool) -> Exception:
+        """One message per reason a store cannot be opened, with its real cause."""
+        text = str(exc)
+        if locked:
+            return StoreBusyError(
+                f"{self.path}: cannot open the results store ({text}); another process has "
+                f"held it for more than {LOCK_WAIT_S:.0f} s, or pass --store PATH for a "
+                "different file"
+            )
+        if "not a valid DuckDB database file" in text:
+            return InputError(
+                f"{self.path}: not a results store (not a DuckDB database file); pass "
+                "--store PATH for another file"
+            )
+        if "Read-only file system" in text or "Permission denied" in text:
+            how = "read" if self.read_only else "written"
+            return StoreBusyError(
+                f"{self.path}: the results store cannot be {how} here ({text}); pass "
+                "--store PATH in a folder this user can write"
+            )
+        if "Could not read enough bytes" in text:
+            return StoreDamagedError(self._damaged(text))
+        return StoreBusyError(f"{self.path}: cannot open the results store ({text})")
+
+    def _damaged(self, cause: str) -> str:
+        return (
+            f"{self.path}: the results store is damaged ({cause}); restore it from a copy, "
+            "or pass --store PATH for a new one"
+        )
+
+    def _shortfall(self, con: Any) -> tuple[int, int] | None:
+        """(the file's size, the bytes its blocks need) when the file is shorter than
+        its own header says (a truncated copy), else None. DuckDB reads such a file
+        until a query reaches the missing blocks, so one command served runs from it
+        while another failed on it. The blocks a connection counts include those
+        replayed from a write-ahead log, not in the file yet: with a log beside the
+        store (a writer at work) nothing is concluded."""
+        if Path(f"{self.path}.wal").exists():
+            return None
+        # Used blocks only: DuckDB cuts free blocks off the end of the file, and a
+        # file holds at least every used block whatever the order.
+        row = con.execute(
+            "SELECT block_size, used_blocks FROM pragma_database_size() "
+            "WHERE database_name = current_database()"
+        ).fetchone()
+        if row is None:
+            return None
+        need, have = int(row[0]) * int(row[1]), self.path.stat().st_size
+        return (have, need) if have < need else None
 
     @contextmanager
     def session(self) -> Iterator[Any]:
@@ -601,6 +686,10 @@ class ResultsStore:
 
 class StoreBusyError(RuntimeError):
     """The store file is locked by another process for too long, or is unreadable."""
+
+
+class StoreDamagedError(StoreBusyError):
+    """The store file fails DuckDB's own checks (truncated, unreadable blocks)."""
 
 
 class StoreWriteError(RuntimeError):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -68,7 +69,7 @@ def shares(
     scenario: ScenarioLike,
     *,
     measure: bool = False,
-    store: ResultsStore | None = None,
+    store: ResultsStore | str | os.PathLike[str] | None = None,
     jobs: int = 1,
 ) -> dict[str, Any]:
     """The max-min C-load shares of a scenario's flows (Osipov and Tschudin, §3.3).
@@ -80,12 +81,27 @@ def shares(
     `measure`, missing Thr_max entries are measured first (in `store`, or in a
     temporary one).
     """
+    given = _store_of(store, open_it=measure)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 256:
+        raise InputError(f"jobs: {jobs!r:.40} must be an integer from 1 to 256")
     sc = load(scenario)
     if measure:
-        sc = with_references(sc, store=store, jobs=jobs, alone=False)
+        sc = with_references(sc, store=given, jobs=jobs, alone=False)
     else:
         sc = without_shaping(sc)
     return report(sc)
+
+
+def _store_of(store: object, open_it: bool = True) -> ResultsStore | None:
+    """A results store given as a store, a path (str or os.PathLike) or None; a path
+    is opened only with `open_it`. Anything else is InputError naming `store`."""
+    from manetfair.store import ResultsStore
+
+    if store is None or isinstance(store, ResultsStore):
+        return store
+    if isinstance(store, (str, os.PathLike)):
+        return ResultsStore(store) if open_it else None
+    raise InputError(f"store: expected a ResultsStore or a path, not {store!r:.80}")
 
 
 def report(sc: Scenario) -> dict[str, Any]:
@@ -100,7 +116,8 @@ def report(sc: Scenario) -> dict[str, Any]:
 def throttle_table(data: dict[str, Any]) -> dict[str, Any] | None:
     """The scenario's `[throttle]` table ({} when the throttle queue implies it), or None."""
     table = data.get("throttle")
-    if table is None and data.get("mac", {}).get("queue") == "throttle":
+    mac = data.get("mac")
+    if table is None and isinstance(mac, dict) and mac.get("queue") == "throttle":
         return {}
     return table if isinstance(table, dict) else None
 
@@ -196,7 +213,11 @@ class _Need:
 
 def _needs(sc: Scenario, alone: bool) -> list[_Need]:
     """The reference runs `sc` still lacks: Thr_max entries for every hop count its
-    flows take, and (u_reference = "isolated") each flow's Thr_alone."""
+    flows take, and (u_reference = "isolated") each flow's Thr_alone.
+
+    Each is validated here, before any runs, and `check` (below) calls this too: a
+    scenario `check` accepts is one whose reference runs can run, and a refusal names
+    the user's `[throttle]` key and value, not a key of the internal scenario."""
     table = throttle_table(sc.data)
     if table is None:
         return []
@@ -212,8 +233,15 @@ def _needs(sc: Scenario, alone: bool) -> list[_Need]:
             f"segment sizes {sorted(mss)} and transports {sorted(transports)}; give "
             "throttle.thr_max_kbps explicitly"
         )
+    alone_given = cfg.get("thr_alone_kbps") or []
+    if alone_given and len(alone_given) != len(flows):
+        raise InputError(
+            f"{sc.origin}: key `throttle.thr_alone_kbps`: {len(alone_given)} values for "
+            f"{len(flows)} flows; give one Thr_alone per flow, in flow order"
+        )
     have = {int(k) for k in cfg.get("thr_max_kbps", {})}
     spacing = cfg.get("thr_max_spacing_m")
+    spacing_given = spacing is not None
     if spacing is None:
         hop_lengths = [f["mean_hop_m"] for f in flows if f.get("mean_hop_m")]
         from statistics import fmean
@@ -233,13 +261,73 @@ def _needs(sc: Scenario, alone: bool) -> list[_Need]:
         for h in shares_now["hops_needed"]
         if h not in have and h > 0
     ]
-    if alone and cfg.get("u_reference") == "isolated" and not cfg.get("thr_alone_kbps"):
+    if alone and cfg.get("u_reference") == "isolated" and not alone_given:
+        if canon.get("traffic", {}).get("random_pairs") and flows:
+            raise InputError(
+                f'{sc.origin}: key `throttle.u_reference`: "isolated" measures each flow '
+                "alone, but the flows of traffic.random_pairs are drawn by the core and "
+                'cannot be run one by one; set throttle.u_reference = "thr_max" or give '
+                "throttle.thr_alone_kbps"
+            )
         needs += [
             _Need("thr_alone", i, alone_scenario(sc, i, warmup), seeds) for i in range(len(flows))
         ]
+    known = {
+        "thr_max_warmup_s": (warmup, "thr_max_warmup_s" in table),
+        "thr_max_spacing_m": (round(float(spacing), 6), spacing_given),
+    }
     for n in needs:
-        n.settings = _settings(n.scenario)
+        try:
+            n.settings = _settings(n.scenario)
+        except ValueError as exc:  # the core's ScenarioError, or InputError
+            raise _reference_error(sc, n, str(exc), known) from None
     return needs
+
+
+def _reference_error(
+    sc: Scenario, need: _Need, message: str, known: dict[str, tuple[float, bool]]
+) -> InputError:
+    """A reference run the core refused, told in the user's terms: the `[throttle]`
+    key whose value made it impossible (its warm-up, its chain's spacing)."""
+    detail = message.split(": ", 1)[1] if message.startswith(need.scenario.origin) else message
+    run = (
+        f"the Thr_max calibration run over {need.key} hops"
+        if need.what == "thr_max"
+        else f'the run of flow {need.key} alone (u_reference = "isolated")'
+    )
+    if "metrics.warmup_s" in detail:
+        key = "thr_max_warmup_s"
+    elif need.what == "thr_max" and ("node[" in detail or "route" in detail):
+        key = "thr_max_spacing_m"
+    else:
+        return InputError(f"{sc.origin}: key `throttle`: {run} cannot run: {detail}")
+    value, given = known[key]
+    default = "" if given else " (the default)"
+    if key == "thr_max_warmup_s":
+        flow = need.scenario.data["flow"][0]
+        start = float(flow.get("start_s", 0.0))
+        stop = flow.get("stop_s", need.scenario.data.get("duration_s"))
+        why = (
+            f"leaves {run} no measurement window: its flow runs from {start} s to {stop} s "
+            f"and is measured from {value} s after its start"
+        )
+        fix = "a warm-up shorter than that (or a longer duration_s)"
+    else:
+        import re
+
+        why = f"makes {run} impossible: " + re.sub(r"key `[^`]*`: ", "", detail)
+        fix = "a spacing within radio.tx_range_m"
+    return InputError(
+        f"{sc.origin}: key `throttle.{key}`: {value}{default} {why}; give {fix}, or the "
+        "measured values themselves (throttle.thr_max_kbps, throttle.thr_alone_kbps)"
+    )
+
+
+def check(sc: Scenario) -> None:
+    """Validates everything `run` will build for ingress throttling (the reference
+    runs included) without running anything: InputError or the core's ScenarioError."""
+    if throttle_table(sc.data) is not None:
+        _needs(sc, alone=True)
 
 
 def measure_references(
@@ -310,7 +398,7 @@ def measure_references(
 def with_references(
     scenario: ScenarioLike,
     *,
-    store: ResultsStore | None = None,
+    store: ResultsStore | str | os.PathLike[str] | None = None,
     jobs: int = 1,
     alone: bool = True,
 ) -> Scenario:
@@ -319,6 +407,7 @@ def with_references(
     sc = load(scenario)
     if throttle_table(sc.data) is None:
         return sc
+    store = _store_of(store)
     if store is not None:
         return measure_references([sc], store, jobs=jobs, alone=alone)[0][0]
     with scratch_store() as scratch:

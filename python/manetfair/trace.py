@@ -32,6 +32,7 @@ def schema() -> Any:
             ("frame_bytes", pa.int64()),
             ("ra", pa.int64()),
             ("retry", pa.bool_()),
+            ("ff_run", pa.int64()),
             ("peer", pa.int64()),
             ("cause", pa.string()),
             ("power_dbm", pa.float64()),
@@ -62,7 +63,8 @@ def jsonl_to_parquet(source: Path, target: Path) -> None:
 
 class TraceTarget:
     """Where the core writes (a temporary JSON-lines file for Parquet output), and
-    the conversion when the run is over."""
+    the conversion when the run is over: the Parquet file goes through
+    manetfair.output, whole or not at all."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -75,8 +77,51 @@ class TraceTarget:
 
     def finish(self) -> None:
         if self._tmp is not None:
+            from manetfair.output import write_file
+
             try:
-                jsonl_to_parquet(self.core_path, self.path)
+                write_file(self.path, lambda tmp: jsonl_to_parquet(self.core_path, tmp))
             finally:
-                self._tmp.cleanup()
-                self._tmp = None
+                self.cleanup()
+
+    def cleanup(self) -> None:
+        """Removes the temporary JSON lines (also when the run failed)."""
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+def check_filters(sc: Any, nodes: list[int] | None, flows: list[int] | None) -> None:
+    """Refuses `--trace-node` and `--trace-flow` values that name no node or flow of the
+    scenario: they would write an empty trace and exit 0."""
+    import json
+
+    from manetfair.errors import InputError
+
+    if not nodes and not flows:
+        return
+    canon = json.loads(sc.canonical_json())
+    listed = canon.get("node")
+    if isinstance(listed, list) and listed:
+        ids = [n.get("id", i) for i, n in enumerate(listed)]
+    else:
+        topo = canon.get("topology", {})
+        count = topo.get("nodes") or topo.get("rows", 0) * topo.get("cols", 0)
+        ids = list(range(int(count)))
+    known = set(ids)
+    for node in nodes or []:
+        if node not in known:
+            listed = ", ".join(str(i) for i in sorted(known)[:8])
+            more = ", ..." if len(known) > 8 else ""
+            raise InputError(
+                f"--trace-node {node}: the scenario has no such node (its {len(ids)} "
+                f"node ids are {listed}{more})"
+            )
+    pairs = canon.get("traffic", {}).get("random_pairs")
+    n_flows = len(canon.get("flow", [])) + (int(pairs.get("count", 0)) if pairs else 0)
+    for flow in flows or []:
+        if not 0 <= flow < n_flows:
+            raise InputError(
+                f"--trace-flow {flow}: the scenario has no such flow (it has {n_flows} "
+                f"flows, numbered from 0)"
+            )

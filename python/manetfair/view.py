@@ -44,8 +44,9 @@ def write_view(
         )
         summary = json.loads(summary_json)
         data = view_data(sc, summary, trace, positions)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(data), encoding="utf-8")
+    from manetfair.output import write_text
+
+    write_text(out, render(data))
     return summary_json, traces_json
 
 

@@ -71,14 +71,78 @@ fn duration_of(origin: &str, d: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f6
     })
 }
 
+/// Bytes of memory a budget allows per byte of an input file. Parsing TOML takes
+/// about 40 bytes of memory per byte of text (a 75 MB scenario took 2.97 GB), so a
+/// file above budget / 64 could exhaust the budget before any estimate is made: it is
+/// refused before it is parsed, and read no further than that.
+const BUDGET_BYTES_PER_INPUT_BYTE: u64 = 64;
+
+/// The largest scenario or movement file a memory budget allows (32 MiB for 2 GiB).
+#[pyfunction]
+#[pyo3(signature = (max_memory = None))]
+fn max_input_bytes(max_memory: Option<u64>) -> u64 {
+    max_memory.unwrap_or(DEFAULT_MAX_MEMORY) / BUDGET_BYTES_PER_INPUT_BYTE
+}
+
+/// The refusal of an input of `size` bytes (None: a stream read past the limit).
+fn too_large(what: &str, size: Option<u64>, limit: u64) -> String {
+    let how = match size {
+        Some(n) => format!("is {n} bytes"),
+        None => format!("gives more than {limit} bytes"),
+    };
+    format!(
+        "{what} {how}, above the limit of {limit} bytes for an input file \
+         (the memory budget / {BUDGET_BYTES_PER_INPUT_BYTE}; --max-memory raises it)"
+    )
+}
+
 /// Reads a file the scenario names, relative to `base_dir` (the scenario
-/// file's folder) unless absolute.
-fn read_relative(base_dir: Option<&Path>, path: &str) -> Result<String, String> {
+/// file's folder) unless absolute. Only a regular file is read (a device or a
+/// FIFO could give bytes without end, or block forever), and no more than `limit`
+/// bytes of it: the size is checked before reading, and the read stops at the limit.
+fn read_relative(base_dir: Option<&Path>, path: &str, limit: u64) -> Result<String, String> {
+    use std::io::Read;
     let full = match base_dir {
         Some(dir) if Path::new(path).is_relative() => dir.join(path),
         _ => PathBuf::from(path),
     };
-    std::fs::read_to_string(&full).map_err(|e| format!("cannot read {}: {e}", full.display()))
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", full.display());
+    let meta = std::fs::metadata(&full).map_err(cannot)?;
+    if meta.is_dir() {
+        return Err(format!("cannot read {}: it is a directory", full.display()));
+    }
+    if !meta.is_file() {
+        return Err(format!(
+            "cannot read {}: not a regular file (a device or a FIFO); give a movement file",
+            full.display()
+        ));
+    }
+    if meta.len() > limit {
+        return Err(too_large(&full.display().to_string(), Some(meta.len()), limit));
+    }
+    let file = std::fs::File::open(&full).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(&full.display().to_string(), None, limit));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("cannot read {}: not UTF-8 text ({e})", full.display()))
+}
+
+/// Longest error message, bytes: a message echoes the value it refuses, and a
+/// 200,000-hop route or a 1 MB key made one line of 600 KB or 1 MB.
+const MAX_MESSAGE_BYTES: usize = 2000;
+
+/// `msg` cut to `MAX_MESSAGE_BYTES` (at a character boundary), saying how much was cut.
+fn bounded(msg: String) -> String {
+    if msg.len() <= MAX_MESSAGE_BYTES {
+        return msg;
+    }
+    let mut end = MAX_MESSAGE_BYTES;
+    while !msg.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} … ({} more bytes)", &msg[..end], msg.len() - end)
 }
 
 struct Loading<'a> {
@@ -93,15 +157,24 @@ struct Loading<'a> {
 
 impl Loading<'_> {
     fn load(&self) -> PyResult<Scenario> {
-        let read = |path: &str| read_relative(self.base_dir.as_deref(), path);
+        let budget = self.max_memory.unwrap_or(DEFAULT_MAX_MEMORY);
+        let limit = max_input_bytes(Some(budget));
+        if self.text.len() as u64 > limit {
+            return Err(ScenarioError::new_err(format!(
+                "{}: {}",
+                self.origin,
+                too_large("the scenario", Some(self.text.len() as u64), limit)
+            )));
+        }
+        let read = |path: &str| read_relative(self.base_dir.as_deref(), path, limit);
         let opts = Options {
             seed: seed_of(self.origin, self.seed)?,
             duration_s: duration_of(self.origin, self.duration_s)?,
-            max_memory_bytes: self.max_memory.unwrap_or(DEFAULT_MAX_MEMORY),
+            max_memory_bytes: budget,
             read_file: Some(&read),
         };
         scenario::load_with(self.text, format_of(self.fmt)?, &opts)
-            .map_err(|e| ScenarioError::new_err(format!("{}: {e}", self.origin)))
+            .map_err(|e| ScenarioError::new_err(bounded(format!("{}: {e}", self.origin))))
     }
 }
 
@@ -150,25 +223,62 @@ fn check_scenario(
 
 /// An output file (pcap, trace, positions) written under a temporary name and renamed into place only
 /// when the run has finished, so that no truncated capture is ever left.
+///
+/// The target must be a new name or an existing regular file: renaming over a device
+/// node, a FIFO or a symbolic link would replace it (a capture renamed over
+/// `/dev/full` replaced the device), so those are refused before anything is written,
+/// and again just before the rename. The temporary file is created exclusively (never
+/// through a link someone placed there) and removed on every error path.
 struct PcapOut {
     path: PathBuf,
     part: PathBuf,
     file: Option<std::fs::File>,
 }
 
+/// Refuses an output target that exists and is not a regular file.
+fn check_target(path: &Path) -> PyResult<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => Ok(()),
+        Ok(m) => {
+            let what = if m.file_type().is_symlink() {
+                "a symbolic link"
+            } else if m.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file"
+            };
+            Err(PyOSError::new_err(format!(
+                "refusing to write {}: it is {what}; an output must be a new file or a regular file to replace",
+                path.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_error(path, &e)),
+    }
+}
+
 impl PcapOut {
     fn create(path: PathBuf) -> PyResult<Self> {
+        check_target(&path)?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let part = path.with_file_name(format!(".{name}.{}.part", std::process::id()));
-        let file = std::fs::File::create(&part).map_err(|e| io_error(&path, &e))?;
-        Ok(PcapOut {
-            path,
-            part,
-            file: Some(file),
-        })
+        let mut n = 0u32;
+        loop {
+            let part = path.with_file_name(format!(".{name}.{}.{n}.part", std::process::id()));
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&part) {
+                Ok(file) => {
+                    return Ok(PcapOut {
+                        path,
+                        part,
+                        file: Some(file),
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                Err(e) => return Err(io_error(&path, &e)),
+            }
+        }
     }
 
     fn write(&mut self, bytes: &[u8]) -> PyResult<()> {
@@ -177,10 +287,13 @@ impl PcapOut {
     }
 
     fn finish(mut self) -> PyResult<()> {
-        let f = self.file.take().expect("open until finished");
+        let f = self.file.as_ref().expect("open until finished");
         f.sync_all().map_err(|e| io_error(&self.path, &e))?;
-        drop(f);
-        std::fs::rename(&self.part, &self.path).map_err(|e| io_error(&self.path, &e))
+        check_target(&self.path)?;
+        std::fs::rename(&self.part, &self.path).map_err(|e| io_error(&self.path, &e))?;
+        // Renamed: nothing left for Drop to remove.
+        self.file = None;
+        Ok(())
     }
 }
 
@@ -368,6 +481,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     m.add_function(wrap_pyfunction!(default_max_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(max_input_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(shares, m)?)?;

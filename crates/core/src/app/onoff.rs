@@ -76,12 +76,14 @@ impl OnOffConfig {
                 "onoff.objects_per_page_mean = {k}: must be a number in 1..=1e6"
             ));
         }
-        let t = self.think_time_mean_s;
-        if !t.is_finite() || !(0.0..=86_400.0).contains(&t) {
-            return Err(format!(
-                "onoff.think_time_mean_s = {t}: must be a number of seconds in 0..=86400"
-            ));
-        }
+        // Through the one time validator: a mean that rounds to 0 ns is refused.
+        crate::time::Span::NON_NEGATIVE
+            .at_most(crate::time::Duration::from_secs_f64(86_400.0))
+            .check(
+                "onoff.think_time_mean_s",
+                self.think_time_mean_s,
+                crate::time::Unit::Seconds,
+            )?;
         Ok(())
     }
 

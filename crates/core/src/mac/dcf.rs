@@ -490,6 +490,9 @@ pub struct DcfStats {
 pub struct Dcf {
     phy_busy: bool,
     use_eifs: bool,
+    /// `DcfConfig::eifs_nav`, beside `use_eifs`, which an error sets
+    /// otherwise: read at every frame received in error.
+    eifs_nav: bool,
     backoff_pending: bool,
     me: u32,
     backoff_slots: u32,
@@ -520,7 +523,7 @@ pub struct Dcf {
 
 impl Dcf {
     pub fn new(me: u32, cfg: DcfConfig, rng: Pcg64Mcg) -> Self {
-        let cw = cfg.cw_min;
+        let (cw, eifs_nav) = (cfg.cw_min, cfg.eifs_nav);
         Dcf {
             me,
             cfg,
@@ -528,6 +531,7 @@ impl Dcf {
             phy_busy: false,
             phy_idle_since: SimTime::ZERO,
             use_eifs: false,
+            eifs_nav,
             nav: Nav::default(),
             cw,
             backoff_slots: 0,
@@ -938,7 +942,7 @@ impl Dcf {
     /// ns-2's rule (`eifs_nav`) EIFS is a NAV from now instead, which DIFS
     /// follows as after any NAV.
     pub fn handle_rx_error(&mut self, now: SimTime) {
-        if self.cfg.eifs_nav {
+        if self.eifs_nav {
             self.nav.update(now, now.plus(self.cfg.eifs()));
         } else {
             self.use_eifs = true;

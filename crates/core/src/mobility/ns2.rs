@@ -33,6 +33,25 @@ fn num(s: &str) -> Option<f64> {
     s.trim_matches('"').parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
+/// A coordinate within the one length bound of every scenario
+/// (`scenario::topology::MAX_METRES`): positions, their differences and
+/// squares stay finite.
+fn coordinate(v: f64, i: usize, line: &str) -> Result<(), String> {
+    let max = crate::scenario::topology::MAX_METRES;
+    if v.abs() <= max {
+        Ok(())
+    } else {
+        Err(format!(
+            "line {}: coordinate {} must be a number of metres from -{} to {} in {:?}",
+            i + 1,
+            crate::time::Num(v),
+            crate::time::Num(max),
+            crate::time::Num(max),
+            line
+        ))
+    }
+}
+
 /// Parses a movement file; errors carry the 1-based line number.
 pub fn parse(text: &str) -> Result<BTreeMap<i64, Ns2Node>, String> {
     let mut nodes: BTreeMap<i64, Ns2Node> = BTreeMap::new();
@@ -47,6 +66,7 @@ pub fn parse(text: &str) -> Result<BTreeMap<i64, Ns2Node>, String> {
             [n, "set", axis, v] => {
                 let id = node_index(n).ok_or_else(bad)?;
                 let v = num(v).ok_or_else(bad)?;
+                coordinate(v, i, line)?;
                 let e = nodes.entry(id).or_default();
                 match *axis {
                     "X_" => e.x = Some(v),
@@ -63,6 +83,8 @@ pub fn parse(text: &str) -> Result<BTreeMap<i64, Ns2Node>, String> {
                     num(y).ok_or_else(bad)?,
                     num(v).ok_or_else(bad)?,
                 );
+                coordinate(x, i, line)?;
+                coordinate(y, i, line)?;
                 if !(0.0..=crate::scenario::mobility::MAX_SPEED_MPS).contains(&v) {
                     return Err(format!("line {}: speed {v} must be 0 to 3e8 m/s in {:?}", i + 1, line));
                 }

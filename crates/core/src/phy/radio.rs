@@ -190,11 +190,17 @@ impl Radio {
     /// was decoded; and whether a frame decodable here was lost.
     pub fn signal_end(&mut self, now: SimTime, tx: TxId) -> SignalEnd {
         if let Reception::Threshold(m) = &mut self.rx {
-            let rx = m.signal_end(now, tx, self.transmitting);
+            let rx = m.signal_end(now, tx);
+            if self.transmitting {
+                // No state change while transmitting, and no report: only
+                // `[ns2] lock_through_tx` makes a lock that can end now, and
+                // ns-2's `recv_timer` drops such a frame silently.
+                return SignalEnd::default();
+            }
             // A signal's end changes the state only by ending the lock or
             // the last signal of a radio not transmitting: it can leave an
             // unlocked radio only, which is not receiving.
-            if !self.transmitting && !m.is_locked() {
+            if !m.is_locked() {
                 let busy = m.is_medium_busy();
                 self.settle_to(now, false, busy);
             }
@@ -386,7 +392,7 @@ mod tests {
             };
             assert_eq!(r.state(), want);
             let losses = r.signal_start(t(20), at(2, 50.0));
-            assert!(!losses.captured, "frame 2 is stronger: no capture");
+            assert!(!losses.captured(), "frame 2 is stronger: no capture");
             let end1 = r.signal_end(t(40), 1).rx;
             let end2 = r.signal_end(t(50), 2).rx;
             if ns2 {
@@ -417,7 +423,7 @@ mod tests {
             let mut r = ns2_radio(ns2);
             assert!(r.signal_start(t(0), at(1, 50.0)).is_empty());
             let losses = r.signal_start(t(5), at(2, 2.0));
-            assert_eq!(losses.captured, ns2);
+            assert_eq!(losses.captured(), ns2);
             assert_eq!(r.signal_end(t(30), 1).rx, Some(RxEnd::Ok(1)));
         }
     }

@@ -364,6 +364,17 @@ fn yes() -> bool {
     true
 }
 
+/// `[earliest, latest]`: exactly two numbers.
+fn two_times<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<[f64; 2], D::Error> {
+    let v: Vec<f64> = serde::Deserialize::deserialize(d)?;
+    <[f64; 2]>::try_from(v.as_slice()).map_err(|_| {
+        serde::de::Error::custom(format!(
+            "{} values; expected two, [earliest, latest] in seconds",
+            v.len()
+        ))
+    })
+}
+
 /// `[traffic.random_pairs]`: `count` source-destination pairs drawn from the
 /// seed, each with the flow keys below and a start time drawn uniformly in
 /// `start_s` (the random-field experiments of Berger et al. §4.2, whose
@@ -378,8 +389,9 @@ pub struct RandomPairsFile {
     pub app: String,
     #[serde(default = "default_packet_bytes")]
     pub packet_bytes: u32,
-    /// `[earliest, latest]` start, seconds; default `[0, 0]`.
-    #[serde(default)]
+    /// `[earliest, latest]` start, seconds; default `[0, 0]`. Exactly two
+    /// values: a third used to be ignored without a word.
+    #[serde(default, deserialize_with = "two_times")]
     pub start_s: [f64; 2],
     /// Defaults to the end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -516,8 +528,8 @@ impl RadioFile {
             data: rate("radio.data_rate_mbps", self.data_rate_mbps)?,
             basic: rate("radio.basic_rate_mbps", self.basic_rate_mbps)?,
         };
-        super::positive("radio.tx_range_m", self.tx_range_m)?;
-        super::positive("radio.cs_range_m", self.cs_range_m)?;
+        super::length("radio.tx_range_m", self.tx_range_m)?;
+        super::length("radio.cs_range_m", self.cs_range_m)?;
         if self.cs_range_m < self.tx_range_m {
             return Err(ScenarioError::new(
                 "radio.cs_range_m",
@@ -577,7 +589,7 @@ impl RadioFile {
             p.rate_range_m = ranges;
         }
         if let Some(d) = self.interference_range_m {
-            super::positive("radio.interference_range_m", d)?;
+            super::length("radio.interference_range_m", d)?;
             if d < self.cs_range_m {
                 return Err(ScenarioError::new(
                     "radio.interference_range_m",
@@ -615,6 +627,12 @@ impl RadioFile {
             return Err(ScenarioError::new(
                 "radio.profile",
                 "give either a profile or radio.tx_range_by_rate_m, not both",
+            ));
+        }
+        if self.card.is_some() && name != "sensitivity" {
+            return Err(ScenarioError::new(
+                "radio.card",
+                format!("only the profile \"sensitivity\" reads a card, not \"{name}\""),
             ));
         }
         let ranges = match name.as_str() {

@@ -159,8 +159,20 @@ pub(crate) fn resolve(
         }
     }
 
+    let mut scripted_by = std::collections::HashMap::new();
     for (j, s) in m.nodes.iter().enumerate() {
-        let i = at(&format!("mobility.node[{j}].id"), s.id)?;
+        let key = format!("mobility.node[{j}].id");
+        let i = at(&key, s.id)?;
+        // One script per node: a second one used to replace the first silently.
+        if let Some(first) = scripted_by.insert(i, j) {
+            return Err(ScenarioError::new(
+                key,
+                format!(
+                    "node {} is scripted already by mobility.node[{first}]; give one [[mobility.node]] per node",
+                    s.id
+                ),
+            ));
+        }
         out[i] = Some(scripted(j, s, positions[i])?);
     }
     Ok(out)

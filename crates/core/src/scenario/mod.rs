@@ -137,21 +137,45 @@ fn parse_as_written(text: &str, format: Format) -> Result<ScenarioFile> {
                 .span()
                 .map(|sp| text[..sp.start.min(text.len())].matches('\n').count() + 1);
             let msg = match line {
-                Some(l) => format!("{} (line {l})", clip(&one_line(inner.message()))),
-                None => clip(&one_line(inner.message())),
+                Some(l) => format!("{} (line {l})", explain(&one_line(inner.message()))),
+                None => explain(&one_line(inner.message())),
             };
             Err(path_error(err.path().to_string(), &msg))
         }
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
             serde_path_to_error::deserialize(&mut de)
-                .map_err(|e| path_error(e.path().to_string(), &clip(&e.inner().to_string())))
+                .map_err(|e| path_error(e.path().to_string(), &explain(&e.inner().to_string())))
         }
     }
 }
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// serde's message, made to name what is allowed: an unknown key or name
+/// (`unknown field`/`unknown variant`) keeps the whole list of allowed ones,
+/// led by the nearest to the one given when it is a likely misspelling;
+/// any other message is clipped (`clip`), since it may quote the input.
+fn explain(msg: &str) -> String {
+    for what in ["field", "variant"] {
+        let Some(rest) = msg.strip_prefix(&format!("unknown {what} `")) else {
+            continue;
+        };
+        let Some((given, allowed)) = rest.split_once("`, expected ") else {
+            continue;
+        };
+        let allowed = allowed.trim_start_matches("one of ");
+        // The names are the list's quoted parts: "`a`, `b`" or "`a` or `b`".
+        let names = allowed.split('`').skip(1).step_by(2);
+        let lead = match names::nearest(given, names) {
+            Some(n) => format!("did you mean `{n}`? Allowed"),
+            None => "allowed".to_string(),
+        };
+        return format!("unknown {what} `{}`; {lead}: {allowed}", clip(given));
+    }
+    clip(msg)
 }
 
 /// At most 200 characters of a message that quotes the input.
@@ -229,6 +253,12 @@ fn positive(key: &str, v: f64) -> Result<()> {
     } else {
         Err(ScenarioError::new(key, format!("{} must be a positive number", Num(v))))
     }
+}
+
+/// A length key (a range, a radius), through the one length bound
+/// (`topology::check_length`).
+fn length(key: &str, v: f64) -> Result<()> {
+    topology::check_length(key, v).map_err(|e| ScenarioError::keyed("", &e))
 }
 
 /// A time-valued key of the scenario itself, through the one time validator.

@@ -21,11 +21,16 @@ pub trait Named: Sized + Copy + PartialEq + 'static {
             .unwrap_or("?")
     }
 
-    /// The variant named `s`, or a message listing the allowed names.
+    /// The variant named `s`, or a message listing the allowed names, led
+    /// by the nearest one when `s` looks misspelt.
     fn from_name(s: &str) -> Result<Self, String> {
         Self::ALL.iter().find(|(_, n)| *n == s).map(|(v, _)| *v).ok_or_else(|| {
+            let lead = match nearest(s, Self::ALL.iter().map(|(_, n)| *n)) {
+                Some(n) => format!("did you mean \"{n}\"? Allowed"),
+                None => "allowed".to_string(),
+            };
             format!(
-                "\"{s}\" is not {}; allowed: {}",
+                "\"{s}\" is not {}; {lead}: {}",
                 Self::WHAT,
                 Self::ALL
                     .iter()
@@ -35,6 +40,17 @@ pub trait Named: Sized + Copy + PartialEq + 'static {
             )
         })
     }
+}
+
+/// The name of `names` nearest to `given`, if near enough to be what was
+/// meant: at most two edits (a swap of neighbours counts as one), or a
+/// third of the name's length for long names.
+pub fn nearest<'a>(given: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .map(|n| (strsim::damerau_levenshtein(given, n), n))
+        .min()
+        .filter(|&(d, n)| d <= 2.max(n.len() / 3))
+        .map(|(_, n)| n)
 }
 
 /// Serialises a named variant as its name.

@@ -54,6 +54,26 @@ fn unknown_key_lists_what_is_allowed() {
     assert_err(&format!("durations = 3\n{BASE}"), "durations", &["duration_s"]);
 }
 
+/// An unknown key's message names every allowed key, however many (serde's
+/// list used to be cut at 200 characters, mid-word), and leads with the
+/// nearest one when the key looks misspelt; a key far from all of them
+/// gets the list alone.
+#[test]
+fn a_misspelt_key_gets_the_nearest_and_the_whole_list() {
+    let e = err(&format!("{BASE}\n[mac]\nrts_treshold_bytes = 3000\n"));
+    let text = e.to_string();
+    assert!(text.contains("did you mean `rts_threshold_bytes`? Allowed: "), "{text}");
+    for key in ["`cw_max`", "`ack_rate_mbps`", "`eifs_after_sensed`", "`quick_exchange`"] {
+        assert!(text.contains(key), "{text} lacks {key}");
+    }
+    assert!(!text.contains("..."), "{text}");
+    let far = err(&format!("{BASE}\n[mac]\nzzzzzzzz = 1\n")).to_string();
+    assert!(far.contains("unknown field `zzzzzzzz`; allowed: `"), "{far}");
+    assert!(!far.contains("did you mean"), "{far}");
+    let kind = err(&BASE.replace("kind = \"chain\"", "kind = \"chian\"")).to_string();
+    assert!(kind.contains("did you mean"), "{kind}");
+}
+
 #[test]
 fn wrong_type() {
     assert_err(

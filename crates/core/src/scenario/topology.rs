@@ -19,6 +19,21 @@ pub const MAX_NODES: u64 = 1_000_000;
 /// finite, and no real field comes near it.
 pub const MAX_METRES: f64 = 1e9;
 
+/// The one bound of every length key (a range, a spacing, a radius): a
+/// positive number of metres up to `MAX_METRES`, or `key = value: why` naming
+/// the range.
+pub fn check_length(key: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v > 0.0 && v <= MAX_METRES {
+        Ok(())
+    } else {
+        Err(format!(
+            "{key} = {}: must be a positive number of metres, at most {}",
+            crate::time::Num(v),
+            crate::time::Num(MAX_METRES)
+        ))
+    }
+}
+
 pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
     let t = &file.topology;
     let given: [(&str, bool); 6] = [

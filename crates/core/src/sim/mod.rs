@@ -133,6 +133,11 @@ pub struct Simulator {
     pcap: Option<crate::trace::pcap::PcapWriter>,
     /// Every packet event, as JSON lines (when enabled).
     trace: Option<crate::trace::events::TraceSink>,
+    /// With the trace on, per frame on the air (by its `air` slot): each
+    /// receiver and the power its signal arrives with, as the radio and the
+    /// capture's radiotap header see it, for the receptions' `power_dbm`.
+    /// Kept apart from `air_rx`, which a walk of the frame's edges holds.
+    trace_rx_power: Vec<Vec<(u32, f64)>>,
     probe: Option<Probe>,
     /// Whether a capture file, a trace or a probe records receptions: read
     /// at each decoded frame, as one flag rather than three options.
@@ -283,6 +288,7 @@ impl Simulator {
             movers,
             pcap: None,
             trace: None,
+            trace_rx_power: Vec::new(),
             probe: None,
             watched: false,
             ff_rngs: if sc.dcf.fast_forward.enabled {
@@ -536,6 +542,9 @@ impl Simulator {
             rx.clear();
             rx.extend_from_slice(self.channel.neighbors_by_delay(node));
         }
+        if self.trace.is_some() {
+            self.note_rx_power(id);
+        }
         // One queued event per edge of the frame: each walks the receivers
         // in order and queues itself again only when another event comes
         // between two of them (`signal_starts`).
@@ -626,6 +635,26 @@ impl Simulator {
         self.release_air(air, k - first);
     }
 
+    /// Keeps the power each receiver of frame `air` gets (`trace_rx_power`).
+    #[inline(never)]
+    fn note_rx_power(&mut self, air: u32) {
+        let i = air as usize;
+        if self.trace_rx_power.len() <= i {
+            self.trace_rx_power.resize_with(i + 1, Vec::new);
+        }
+        let list = &mut self.trace_rx_power[i];
+        list.clear();
+        list.extend(self.air_rx[i].iter().map(|r| (r.node, r.power_w)));
+    }
+
+    /// The power, W, with which frame `air` arrives at `node`, in the
+    /// table `note_rx_power` keeps (a function of the table alone, so that
+    /// it can be read while the trace is borrowed).
+    fn power_in(table: &[Vec<(u32, f64)>], air: u32, node: u32) -> Option<f64> {
+        let list = table.get(air as usize)?;
+        list.iter().find(|&&(n, _)| n == node).map(|&(_, w)| w)
+    }
+
     /// `ends` of frame `id`'s signal ends and transmitter's end are over.
     fn release_air(&mut self, id: u32, ends: u32) {
         let a = &mut self.air[id as usize];
@@ -652,11 +681,14 @@ impl Simulator {
                 Loss::Interference => "interference",
                 Loss::Transmitting => "transmitting",
             };
-            let ev = TraceEvent::new(TraceKind::RxLost, node)
+            let mut ev = TraceEvent::new(TraceKind::RxLost, node)
                 .frame(&a.frame)
                 .packet(a.packet.as_ref())
                 .peer(a.frame.tx)
                 .cause(cause);
+            if let Some(w) = Self::power_in(&self.trace_rx_power, air, node) {
+                ev = ev.power_w(w);
+            }
             t.record(now, ev);
         }
     }
@@ -679,7 +711,7 @@ impl Simulator {
         for (lost, why) in losses.iter() {
             self.count_collision(now, node, lost, why);
         }
-        if losses.captured {
+        if losses.captured() {
             self.nodes[node as usize].mac.captured(now, arrival.airtime());
         }
         if !was_busy {
@@ -803,10 +835,13 @@ impl Simulator {
                 let frame = &self.air[air as usize].frame;
                 if let Some(t) = self.trace.as_mut() {
                     let a = &self.air[air as usize];
-                    let ev = TraceEvent::new(TraceKind::RxOk, node)
+                    let mut ev = TraceEvent::new(TraceKind::RxOk, node)
                         .frame(&a.frame)
                         .packet(a.packet.as_ref())
                         .peer(a.frame.tx);
+                    if let Some(w) = Self::power_in(&self.trace_rx_power, air, node) {
+                        ev = ev.power_w(w);
+                    }
                     t.record(now, ev);
                 }
                 if let Some(p) = self.probe.as_mut() {

@@ -46,7 +46,7 @@ impl OpetAgent {
     /// The node where flow `label` ends; it is never congested.
     pub fn destination(&self, label: u32) -> Option<u32> {
         let (src, dst) = *self.ends.get((label / 2) as usize)?;
-        Some(if label.is_multiple_of(2) { dst } else { src })
+        Some(if label % 2 == 0 { dst } else { src })
     }
 
     /// Remembers that `node` refused `label` from `upstream`.

@@ -76,6 +76,28 @@ pub struct ThrottleConfig {
     pub local_capacity_pkts: Option<u32>,
 }
 
+/// Most calibration seeds per reference throughput: the bound of a sweep's
+/// `--seeds`. Each seed is a run per hop count and per flow, prepared before the
+/// first one starts; 2^32 - 1 seeds grew memory at 90 MB/s until it ran out.
+pub const MAX_THR_MAX_SEEDS: u32 = 10_000;
+
+/// Bounds of a reference throughput (kbit/s): above 0.001, so that the spacing
+/// Δ = MSS / r of eq. (3) stays within the longest time a scenario may give,
+/// and at most 10^6 (1 Gbit/s, far above any 802.11 rate modelled).
+const MIN_RATE_KBPS: f64 = 1e-3;
+const MAX_RATE_KBPS: f64 = 1e6;
+
+fn check_rate(what: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && (MIN_RATE_KBPS..=MAX_RATE_KBPS).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} {}: must be a number of kbit/s from {MIN_RATE_KBPS} to {MAX_RATE_KBPS}",
+            crate::time::Num(v)
+        ))
+    }
+}
+
 impl Default for ThrottleConfig {
     fn default() -> Self {
         ThrottleConfig {
@@ -98,30 +120,28 @@ impl Default for ThrottleConfig {
 impl ThrottleConfig {
     /// Checks the values; the message starts with the offending key.
     pub fn validate(&self) -> Result<(), String> {
+        use crate::scenario::topology::check_length;
+        use crate::time::{Span, Unit};
         if let Some(d) = self.l_region_range_m {
-            if !(d.is_finite() && d > 0.0) {
-                return Err(format!("l_region_range_m = {d}: must be a positive number of metres"));
-            }
+            check_length("l_region_range_m", d)?;
         }
         for (k, v) in &self.thr_max_kbps {
-            if !k.parse::<u32>().is_ok_and(|h| h >= 1) {
+            // One spelling per hop count: "01" or "+1" beside "1" would be two
+            // entries for one hop, the first silently winning.
+            let h = k.parse::<u32>().ok().filter(|h| *h >= 1 && h.to_string() == *k);
+            if h.is_none() {
                 return Err(format!(
-                    "thr_max_kbps = {{ {k} = ... }}: keys are hop counts, integers >= 1"
+                    "thr_max_kbps = {{ {k:?} = ... }}: keys are hop counts written as integers >= 1 \
+                     without sign or leading zeros (\"1\", \"2\", ...)"
                 ));
             }
-            if !(v.is_finite() && *v > 0.0) {
-                return Err(format!(
-                    "thr_max_kbps = {{ {k} = {v} }}: must be a positive number of kbit/s"
-                ));
-            }
+            check_rate(&format!("thr_max_kbps = {{ {k} = ... }}"), *v)?;
         }
         if self.thr_max != "chain" {
             return Err(format!("thr_max = \"{}\": allowed: \"chain\"", self.thr_max));
         }
         if let Some(s) = self.thr_max_spacing_m {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(format!("thr_max_spacing_m = {s}: must be a positive number of metres"));
-            }
+            check_length("thr_max_spacing_m", s)?;
         }
         if self.u_reference != "isolated" && self.u_reference != "thr_max" {
             return Err(format!(
@@ -129,20 +149,16 @@ impl ThrottleConfig {
                 self.u_reference
             ));
         }
-        if let Some(v) = self.thr_alone_kbps.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+        for v in &self.thr_alone_kbps {
+            check_rate("thr_alone_kbps = [..]", *v)?;
+        }
+        if !(1..=MAX_THR_MAX_SEEDS).contains(&self.thr_max_seeds) {
             return Err(format!(
-                "thr_alone_kbps = [.., {v}, ..]: must be numbers of kbit/s >= 0"
+                "thr_max_seeds = {}: must be an integer from 1 to {MAX_THR_MAX_SEEDS}",
+                self.thr_max_seeds
             ));
         }
-        if self.thr_max_seeds == 0 {
-            return Err("thr_max_seeds = 0: must be an integer >= 1".into());
-        }
-        if !(self.thr_max_warmup_s.is_finite() && self.thr_max_warmup_s >= 0.0) {
-            return Err(format!(
-                "thr_max_warmup_s = {}: must be a number of seconds >= 0",
-                self.thr_max_warmup_s
-            ));
-        }
+        Span::NON_NEGATIVE.check("thr_max_warmup_s", self.thr_max_warmup_s, Unit::Seconds)?;
         if self.recompute != "once" && self.recompute != "on_change" {
             return Err(format!(
                 "recompute = \"{}\": allowed: \"once\", \"on_change\"",
@@ -494,6 +510,27 @@ mod tests {
         assert!(bad(|c| c.spacing = "fixed".into()).starts_with("spacing"));
         assert!(bad(|c| c.thr_max_seeds = 0).starts_with("thr_max_seeds"));
         assert!(bad(|c| c.u_reference = "ideal".into()).starts_with("u_reference"));
+        // The 2026-11-29 campaign's values that used to pass (S2, S5).
+        assert!(bad(|c| c.thr_max_seeds = u32::MAX).starts_with("thr_max_seeds"));
+        assert!(bad(|c| c.thr_max_warmup_s = 1e308).contains("above the longest allowed"));
+        assert!(bad(|c| c.thr_max_spacing_m = Some(1e308)).starts_with("thr_max_spacing_m"));
+        assert!(bad(|c| c.l_region_range_m = Some(1e308)).starts_with("l_region_range_m"));
+        for key in ["01", "+1", "0"] {
+            let mut c = ThrottleConfig::default();
+            c.thr_max_kbps.insert(key.into(), 1.0);
+            let e = c.validate().unwrap_err();
+            assert!(e.contains("leading zeros"), "{key}: {e}");
+        }
+        for v in [1e-300, 1e308, 0.0] {
+            let mut c = ThrottleConfig::default();
+            c.thr_max_kbps.insert("1".into(), v);
+            assert!(c.validate().unwrap_err().starts_with("thr_max_kbps"), "{v}");
+            let c = ThrottleConfig {
+                thr_alone_kbps: vec![100.0, v],
+                ..Default::default()
+            };
+            assert!(c.validate().unwrap_err().starts_with("thr_alone_kbps"), "{v}");
+        }
     }
 
     #[test]

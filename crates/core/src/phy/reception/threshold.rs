@@ -153,10 +153,10 @@ impl ThresholdRx {
                         self.lock = Some(Lock { tx, power_w, verdict });
                         return losses;
                     }
-                    Some(lock) => {
-                        losses.captured = params.report_capture && lock.power_w >= power_w * params.capture_ratio;
+                    Some(lock) if params.report_capture && lock.power_w >= power_w * params.capture_ratio => {
+                        losses.set_captured(tx);
                     }
-                    None => {}
+                    _ => {}
                 }
             }
         } else if let Some(lock) = self.lock.as_mut() {
@@ -168,7 +168,9 @@ impl ThresholdRx {
                 losses.push(lock.tx, Loss::Interference);
             }
             // ns-2 defers for a frame captured out, whatever the lock's verdict.
-            losses.captured = params.report_capture && lock.power_w >= power_w * params.capture_ratio;
+            if params.report_capture && lock.power_w >= power_w * params.capture_ratio {
+                losses.set_captured(tx);
+            }
             if above_rx {
                 losses.push(tx, Loss::Interference);
             }
@@ -191,15 +193,12 @@ impl ThresholdRx {
         losses
     }
 
-    /// A signal ends; `transmitting` is the radio's half-duplex state (a
-    /// lock can end while transmitting only under `lock_through_tx`, and
-    /// then ends silently, as ns-2's `recv_timer` drops it).
-    pub fn signal_end(&mut self, _now: SimTime, tx: TxId, transmitting: bool) -> Option<RxEnd> {
+    /// A signal ends. (A lock can end while the radio transmits only under
+    /// `lock_through_tx`; the radio then drops its report, as ns-2's
+    /// `recv_timer` drops the frame: `Radio::signal_end`.)
+    pub fn signal_end(&mut self, _now: SimTime, tx: TxId) -> Option<RxEnd> {
         if let Some(l) = self.lock.filter(|l| l.tx == tx) {
             self.lock = None;
-            if transmitting {
-                return None;
-            }
             return Some(match l.verdict {
                 Verdict::Ok => RxEnd::Ok(tx),
                 Verdict::Error => RxEnd::Error(tx),
@@ -327,7 +326,7 @@ mod tests {
                     }
                     2 if !on_air.is_empty() => {
                         let tx = on_air.swap_remove(pick % on_air.len());
-                        prop_assert_eq!(rx.signal_end(SimTime::ZERO, tx, false), plain.signal_end(tx));
+                        prop_assert_eq!(rx.signal_end(SimTime::ZERO, tx), plain.signal_end(tx));
                     }
                     _ if !transmitting => {
                         transmitting = true;

@@ -102,12 +102,10 @@ impl TcpApConfig {
                 return Err(format!("tcp.ap.{key} = {v}: must be a number >= 0 and < 1"));
             }
         }
-        if !(self.delaybound_s.is_finite() && self.delaybound_s > 0.0 && self.delaybound_s <= 86_400.0) {
-            return Err(format!(
-                "tcp.ap.delaybound_s = {}: must be a number of seconds > 0 and <= 86400",
-                self.delaybound_s
-            ));
-        }
+        // Through the one time validator: a bound that rounds to 0 ns is refused.
+        crate::time::Span::POSITIVE
+            .at_most(crate::time::Duration::from_secs_f64(86_400.0))
+            .check("tcp.ap.delaybound_s", self.delaybound_s, crate::time::Unit::Seconds)?;
         if !(self.ll_bandwidth_bps.is_finite() && self.ll_bandwidth_bps >= 1.0 && self.ll_bandwidth_bps <= 1e12) {
             return Err(format!(
                 "tcp.ap.ll_bandwidth_bps = {}: must be a number of bit/s >= 1 and <= 1e12",
