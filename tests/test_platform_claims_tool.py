@@ -46,3 +46,9 @@ def test_counts_each_platform_once_and_marks_the_papers(tmp_path: Path) -> None:
     written = target.read_text(encoding="utf-8")
     assert "old" not in written and "**2 of 3** (its own)" in written
     assert written.startswith("before\n") and written.endswith(f"{tool.END}\nafter\n")
+
+
+def test_controls_are_not_counted() -> None:
+    d = doc("ns2", [True, False])
+    d["experiments"][0]["claims"].append({"what": "control", "holds": True, "kind": "control"})
+    assert "**1 of 2** (its own)" in tool.table([d])

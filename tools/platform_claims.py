@@ -6,7 +6,8 @@
     manetfair reproduce --quick --platform ns2 --json > ns2.json
     python3 tools/platform_claims.py paper.json standard.json ns2.json --doc docs/experiments.md
 
-Counts, per paper and platform, the claims holding out of those evaluated; the paper's own
+Counts, per paper and platform, the claims holding out of those evaluated (controls left
+out, as everywhere claims are counted); the paper's own
 platform is marked. Every document contributes the experiments it ran, each under the
 platform it reports; an (experiment, platform) pair found twice counts once. With --doc
 the table replaces the text between `<!-- platform-claims:start -->` and
@@ -45,7 +46,8 @@ def counts(docs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
                 {"title": title, "own": exp.get("paper_platform", "standard"), "held": {}},
             )
             held, total = paper["held"].get(platform, (0, 0))
-            claims = exp.get("claims", [])
+            # Controls cannot fail by construction: shown in the report, never counted.
+            claims = [c for c in exp.get("claims", []) if c.get("kind", "claim") != "control"]
             paper["held"][platform] = (
                 held + sum(1 for c in claims if c["holds"]),
                 total + len(claims),

@@ -16,7 +16,9 @@ own selection of runs. The paper-side value is a number or `{ model = "<name>" }
 (see manetfair.models), evaluated on the scenario of each selected variant and
 averaged. A claim's `test` is "within" (|m - p| <= rel_tol |p| + abs_tol),
 "at_least" (m >= p - tolerance), "at_most" (m <= p + tolerance), "greater"
-(m > p) or "less" (m < p).
+(m > p) or "less" (m < p); for the first three, a difference below TIE (relative
+to max(1, |p|)) is a floating-point tie, not a miss. A claim's `kind` is "claim" or
+"control" (cannot fail by construction: shown, never counted).
 """
 
 from __future__ import annotations
@@ -552,6 +554,34 @@ class Verdict:
     direction_only: bool = False  # the sentence states a direction and no number
     is_model: bool = False  # the paper-side value comes from a model, not the paper
     paraphrase: bool = False  # a validation claim's reference, in our words
+    # "claim": a sentence of the paper, counted; "control": a check that cannot fail by
+    # construction (an input built to give the answer), shown but never counted.
+    kind: str = "claim"
+    # Why the verdict rests on a setting chosen to fit the paper ("" when it does not).
+    calibrated: str = ""
+    # The paper's headline result this claim carries ("" for the others).
+    headline: str = ""
+    # The platform the runs followed ("standard" or "ns2"; docs/models.md).
+    platform: str = ""
+    # The same claim on the other platform's runs, when those runs exist.
+    other: OtherPlatform | None = None
+    # ns-2.35's own value of the claim's measure (experiments/ns2-values.toml).
+    ns2: Ns2Value | None = None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the verdict counts among the paper's claims (controls do not)."""
+        return self.kind == "claim"
+
+    @property
+    def miss_class(self) -> str:
+        """ "holds"; "ns2-shares" for a miss that ns-2.35 shares (its own value fails the
+        same test); "manetfair" for a miss that is manetfair's alone, as far as is known."""
+        if self.holds:
+            return "holds"
+        if self.ns2 is not None and not self.ns2.holds:
+            return "ns2-shares"
+        return "manetfair"
 
     def as_json(self) -> dict[str, Any]:
         out = {
@@ -570,6 +600,16 @@ class Verdict:
             out["paraphrase"] = True
         if self.note:
             out["note"] = self.note
+        out["kind"] = self.kind
+        out["calibrated"] = bool(self.calibrated)
+        if self.calibrated:
+            out["calibration"] = self.calibrated
+        out["platform"] = self.platform
+        out["other_platform"] = self.other.as_json() if self.other is not None else None
+        out["ns2_35"] = self.ns2.as_json() if self.ns2 is not None else None
+        out["class"] = self.miss_class
+        if self.headline:
+            out["headline"] = self.headline
         return out
 
     def margin_text(self) -> str:
@@ -578,8 +618,39 @@ class Verdict:
         return f"{self.deviation * 100:+.1f}%"
 
 
+@dataclass
+class OtherPlatform:
+    """A claim's value on the other platform than the one it is judged on: shown beside
+    the verdict, never counted."""
+
+    platform: str
+    measured: float
+    holds: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {"platform": self.platform, "measured": _finite(self.measured), "holds": self.holds}
+
+
+@dataclass
+class Ns2Value:
+    """ns-2.35's own value of a claim's measure (experiments/ns2-values.toml), with the
+    case it was measured in and whether it passes the claim's own test."""
+
+    value: float
+    case: str
+    source: str
+    holds: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {"value": self.value, "case": self.case, "source": self.source, "holds": self.holds}
+
+
 def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
+
+
+# The largest difference read as a floating-point tie, relative to max(1, |paper|).
+TIE = 1e-6
 
 
 def check(test: str, measured: float, paper: float, claim: Mapping[str, Any]) -> tuple[bool, str]:
@@ -588,7 +659,9 @@ def check(test: str, measured: float, paper: float, claim: Mapping[str, Any]) ->
     abs_tol = float(claim.get("abs_tol", 0.0))
     if not (math.isfinite(measured) and math.isfinite(paper)):
         return False, "no value"
-    slack = rel * abs(paper) + abs_tol
+    # A floating-point tie is a tie: two equal quantities computed along different paths
+    # (every variant's Jain index of exactly 1) differ in the last digits.
+    slack = rel * abs(paper) + abs_tol + TIE * max(1.0, abs(paper))
     words = _tolerance_words(rel, abs_tol)
     if test == "within":
         return abs(measured - paper) <= slack, f"within {words}"
@@ -694,6 +767,9 @@ def evaluate(
                 direction_only=bool(claim.get("direction_only", False)),
                 is_model=isinstance(paper_spec, Mapping),
                 paraphrase=bool(claim.get("paraphrase", False)),
+                kind=str(claim.get("kind", "claim")),
+                calibrated=" ".join(str(claim.get("calibrated", "")).split()),
+                headline=str(claim.get("headline", "")),
             )
         )
     return verdicts

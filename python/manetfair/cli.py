@@ -293,6 +293,13 @@ def _add_reproduce(rp: argparse.ArgumentParser) -> None:
         "papers that ran ns-2, standard for Neighborhood RED's QualNet; docs/models.md); "
         "the report shows each experiment's runs beside those on its own platform",
     )
+    rp.add_argument(
+        "--both-platforms",
+        action="store_true",
+        help="also run every experiment on the other platform, so that each claim shows "
+        "its value there beside its verdict (without it, that value is shown when the "
+        "results store already holds those runs, e.g. after --platform)",
+    )
     rp.add_argument("--max-memory", type=_memory_size, metavar="SIZE", help=_MEMORY_HELP)
 
 
@@ -970,6 +977,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                     max_memory=args.max_memory,
                     reception=args.reception,
                     platform=args.platform,
+                    both_platforms=args.both_platforms,
                     draw_into=drawn_in,
                     timing=timing,
                     **options,
@@ -986,22 +994,29 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
-    from manetfair.report import fmt_number
+    from manetfair.report import fmt_number, verdict_words
 
     unavailable = [r for r in results if not r.available]
     for r in results:
         if not r.available:
             continue
         held, total = r.holds_count()
+        c_held, controls = r.controls_count()
+        extra = f", {c_held}/{controls} controls hold" if controls else ""
         out.write(
-            f"\n{r.experiment.id} ({r.experiment.title}): "
-            f"{held}/{total} claims hold, {len(r.outcomes)} runs\n"
+            f"\n{r.experiment.id} ({r.experiment.title}) on {r.platform}: "
+            f"{held}/{total} claims hold{extra}, {len(r.outcomes)} runs\n"
         )
         width = max((len(v.what) for v in r.verdicts), default=5)
-        out.write(f"  {'claim':<{width}}  {'paper':>10}  {'measured':>10}  {'dev':>7}  verdict\n")
+        out.write(
+            f"  {'claim':<{width}}  {'paper':>10}  {'measured':>10}  {'dev':>7}  "
+            f"{r.other_platform:>10}  verdict\n"
+        )
         out.writelines(
             f"  {v.what:<{width}}  {fmt_number(v.paper):>10}  {fmt_number(v.measured):>10}  "
-            f"{v.margin_text():>7}  {'holds' if v.holds else 'does not hold'}\n"
+            f"{v.margin_text():>7}  "
+            f"{fmt_number(v.other.measured) if v.other else 'not run':>10}  "
+            f"{verdict_words(v)}\n"
             for v in r.verdicts
         )
         out.writelines(

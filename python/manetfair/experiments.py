@@ -369,7 +369,8 @@ def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
         axes=axes,
         full=full,
         quick=quick,
-        figure_spec=t.plot,
+        # The plot table as written (checked by schema._PlotTable): plots.py reads it.
+        figure_spec=dict(doc.get("plot", {})),
         # Claims stay the tables they are: claims.py reads them (and their measures).
         claims=[dict(c) for c in doc.get("claim", [])],
         declared_unavailable=None if t.available else t.reason,

@@ -83,9 +83,9 @@ def figure(r: ExperimentResult, path: Path) -> bool:
             else:
                 raise ValueError(f"{r.experiment.id}: unknown plot kind {kind!r}")
             ax.grid(True, alpha=0.3)
-            handles, _ = ax.get_legend_handles_labels()
+            handles, labels = unique_legend(ax)
             if handles:
-                ax.legend(fontsize=7)
+                ax.legend(handles, labels, fontsize=7)
         fig.suptitle(spec.get("title", r.experiment.title), fontsize=10)
         fig.text(
             0.01,
@@ -163,6 +163,16 @@ def _is_number_text(text: str) -> bool:
     return True
 
 
+def unique_legend(ax: Any) -> tuple[list[Any], list[str]]:
+    """The axes' legend entries, each label once (the first artist drawn with it): one
+    "paper" entry for every series' paper values, not one per series."""
+    handles, labels = ax.get_legend_handles_labels()
+    seen: dict[str, Any] = {}
+    for handle, label in zip(handles, labels):
+        seen.setdefault(label, handle)
+    return list(seen.values()), list(seen)
+
+
 def trace_roots(spec: Mapping[str, Any]) -> set[str]:
     """The top-level trace entries that the figure of the plot table `spec` reads: the
     paths its measures and traces name (claims.trace_roots), and the per-flow series
@@ -180,7 +190,8 @@ def _footer(r: ExperimentResult) -> str:
         return f"manetfair; one run of {len(seeds)} seeds{mode}, as the paper shows one run"
     return (
         f"manetfair; {len(seeds)} seeds per point{mode}; "
-        "points and bars: mean; error bars: lowest to highest seed"
+        "points and bars: mean (a ratio or change: of the means, as its verdict); "
+        "error bars: lowest to highest seed"
     )
 
 
@@ -222,8 +233,11 @@ def _where(panel: Mapping[str, Any]) -> dict[str, Any]:
 def _point(
     r: ExperimentResult, measure: Mapping[str, Any], where: Mapping[str, Any]
 ) -> tuple[float, float, float]:
-    """(mean, lowest, highest) over seeds of a measure at one selection: per run for a
-    field, trace or unfairness measure; per seed for a ratio or difference."""
+    """(value, lowest, highest) of a measure at one selection. For a field, trace or
+    unfairness measure: the mean over runs and the lowest and highest run. For a ratio,
+    difference or other composite: the value the claims take (claims.measure_value:
+    the ratio of the means, so that a figure shows its verdicts' numbers) with the
+    lowest and highest seed's own value around it."""
     runs = r.runs
     composite = ("ratio", "difference", "percent_change", "across", "max", "min", "mean")
     if any(op in measure for op in composite):
@@ -232,8 +246,12 @@ def _point(
             claims_mod.measure_value(measure, [x for x in runs if x.seed == s], where)
             for s in seeds
         ]
-    else:
-        values = claims_mod.per_run_values(measure, runs, where)
+        value = claims_mod.measure_value(measure, runs, where)
+        kept = [v for v in values if math.isfinite(v)]
+        if not math.isfinite(value) or not kept:
+            return value, value, value
+        return value, min([value, *kept]), max([value, *kept])
+    values = claims_mod.per_run_values(measure, runs, where)
     return seed_range(values)
 
 
@@ -275,7 +293,7 @@ def _plot_xy(ax: Any, r: ExperimentResult, spec: Mapping[str, Any], bars: bool) 
             pos = positions
             line = ax.errorbar(pos, means, yerr=_errors(points), marker="o", capsize=3, label=label)
             color = line[0].get_color()
-        _references(ax, r, y, x_name, xs, pos, series_name, s, color, spec)
+        _references(ax, r, y, x_name, xs, pos, series_name, s, color, spec, where)
         if reference_arm is not None:
             mean, lo, hi = _point(r, y, {**where, x_name: reference_arm})
             if math.isfinite(mean):
@@ -310,23 +328,31 @@ def _references(
     s: Any,
     color: Any,
     spec: Mapping[str, Any],
+    where: Mapping[str, Any],
 ) -> None:
     """The claims that measure what the panel draws at one x (and this series): the
     paper's own values (a `within` claim on a number) as black diamonds labelled
     "paper", a model's values as a dashed line, and thresholds of the readings
-    (at least / at most / greater / less) as bars labelled "threshold"."""
+    (at least / at most / greater / less) as bars labelled "threshold".
+
+    A claim measures the drawn quantity when its measure is the panel's `y` at the
+    same selection, or, for the paper's own numbers, when its measured value is the
+    panel's value at that x and series (a percent change whose arm the claim names
+    inside its measure and the figure as its series: Table 2's cells)."""
     paper, model, threshold = [], [], []
     for v in r.verdicts:
         if x_name not in v.where or not math.isfinite(v.paper):
             continue
-        if v.measure is None or dict(v.measure) != dict(y):
-            continue
-        if series_name is not None and str(v.where.get(series_name)) != str(s):
-            continue
-        if set(v.where) - {x_name, series_name} - set(spec.get("where", {})):
-            continue
         hits = [i for i, x in enumerate(xs) if str(x) == str(v.where[x_name])]
         if not hits:
+            continue
+        same = (
+            v.measure is not None
+            and dict(v.measure) == dict(y)
+            and (series_name is None or str(v.where.get(series_name)) == str(s))
+            and not set(v.where) - {x_name, series_name} - set(spec.get("where", {}))
+        )
+        if not same and not _shows_value(r, v, y, where, x_name):
             continue
         point = (positions[hits[0]], v.paper)
         if v.is_model:
@@ -357,6 +383,26 @@ def _references(
         )
 
 
+def _shows_value(
+    r: ExperimentResult,
+    v: claims_mod.Verdict,
+    y: Mapping[str, Any],
+    where: Mapping[str, Any],
+    x_name: str,
+) -> bool:
+    """Whether a claim on a number of the paper measures exactly the panel's value at
+    its x under this series' selection `where` (the same number from the same runs)."""
+    if v.test != "within" or v.is_model or not math.isfinite(v.measured):
+        return False
+    if any(k in v.where and str(v.where[k]) != str(x) for k, x in where.items()):
+        return False
+    at = {**where, **v.where}
+    if set(at) != set(where) | {x_name}:
+        return False  # the claim selects an axis the panel does not fix
+    value = claims_mod.measure_value(y, r.runs, at)
+    return math.isfinite(value) and math.isclose(value, v.measured, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def _flow_labels(r: ExperimentResult, n: int) -> list[str]:
     return [r.experiment.flow_name(i) for i in range(n)]
 
@@ -369,8 +415,13 @@ def _plot_flows(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
     base = _where(spec)
     runs = [x for x in r.runs if claims_mod.matches(x.variant, base)]
     n_flows = max((len(x.summary.get("flows", [])) for x in runs), default=0)
-    width = 0.8 / max(1, len(series_values))
-    for k, s in enumerate(series_values):
+    ideal = _ideal(r, spec, n_flows)
+    groups = len(series_values) + (1 if ideal else 0)
+    width = 0.8 / max(1, groups)
+    if ideal:
+        pos = [f - (groups - 1) / 2 * width for f in range(n_flows)]
+        ax.bar(pos, ideal, width, color="#bbb", label="ideal (estimated)")
+    for k, s in enumerate(series_values, start=1 if ideal else 0):
         where = dict(base)
         if s is not None and series_name is not None:
             where[series_name] = s
@@ -385,12 +436,27 @@ def _plot_flows(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
             else:
                 measure = {"field": f"flows.{f}.throughput_kbps"}
             points.append(_point(r, measure, where))
-        pos = [f + (k - (len(series_values) - 1) / 2) * width for f in range(n_flows)]
-        label = "measured" if s is None else f"{s}"
+        pos = [f + (k - (groups - 1) / 2) * width for f in range(n_flows)]
+        label = "measured" if s is None else f"{_axis_label(r, str(series_name))} {s}"
         ax.bar(pos, [p[0] for p in points], width, yerr=_errors(points), capsize=3, label=label)
     ax.set_xticks(range(n_flows))
     ax.set_xticklabels(_flow_labels(r, n_flows), fontsize=8)
     ax.set_ylabel(spec.get("ylabel", "throughput (kbit/s)"))
+
+
+def _ideal(r: ExperimentResult, spec: Mapping[str, Any], n_flows: int) -> list[float]:
+    """`ideal` (one measure per flow: its throughput alone) times `ideal_share` (its
+    share, default 1): the paper's "estimated ideal throughput for each flow" bars."""
+    raw = spec.get("ideal")
+    if not raw:
+        return []
+    shares = list(spec.get("ideal_share", [1.0] * len(raw)))
+    if len(raw) != n_flows or len(shares) != n_flows:
+        raise ValueError(
+            f"{r.experiment.id}: [plot] ideal and ideal_share need one entry per flow "
+            f"({n_flows}), not {len(raw)} and {len(shares)}"
+        )
+    return [claims_mod.measure_value(m, r.runs, {}) * float(f) for m, f in zip(raw, shares)]
 
 
 def _plot_nodes(ax: Any, r: ExperimentResult, spec: Mapping[str, Any]) -> None:
@@ -605,11 +671,15 @@ def topology(r: ExperimentResult, path: Path) -> bool:
                     label=f"node {move.get('id')} moves",
                 )
         note = "" if static else " (routes drawn as shortest paths; AODV finds its own)"
+        if len(variants) > 1:
+            label = ", ".join(f"{k} = {v}" for k, v in variants[0].items())
+            note += f"\nshown: the first of {len(variants)} variants ({label})"
         ax.set_title(f"{exp.title}: topology{note}", fontsize=9)
         ax.set_aspect("equal", adjustable="datalim")
         ax.set_xlabel("x (m)")
         ax.set_ylabel("y (m)")
-        ax.legend(fontsize=7, loc="best")
+        handles, labels = unique_legend(ax)
+        ax.legend(handles, labels, fontsize=7, loc="best")
         fig.tight_layout()
         write_file(path, lambda tmp: fig.savefig(tmp, format="png"))
     finally:

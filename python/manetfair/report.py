@@ -195,6 +195,32 @@ def _verdict_word(v: claims_mod.Verdict) -> str:
     return "holds" if v.holds else "does not hold"
 
 
+def verdict_words(v: claims_mod.Verdict) -> str:
+    """The verdict with what a reader must know beside it: a control (not counted), a
+    calibrated setting, and whether ns-2.35 shares a miss."""
+    words = _verdict_word(v)
+    if not v.counted:
+        words += " (control, not counted)"
+    if v.calibrated:
+        words += " (calibrated)"
+    if v.ns2 is not None:
+        if not v.holds and not v.ns2.holds:
+            words += f"; ns-2.35 gives {fmt_number(v.ns2.value)} as well"
+        elif not v.holds:
+            words += f"; ns-2.35 gives {fmt_number(v.ns2.value)}, which holds"
+        else:
+            words += f"; ns-2.35 gives {fmt_number(v.ns2.value)}"
+    return words
+
+
+def _other_cell(v: claims_mod.Verdict) -> str:
+    """The claim's value on the other platform, or why there is none."""
+    if v.other is None:
+        return "not run"
+    word = "holds" if v.other.holds else "does not hold"
+    return f"{fmt_number(v.other.measured)} ({word})"
+
+
 def _entry(r: ExperimentResult, stamp: Mapping[str, str]) -> dict[str, Any]:
     """What the index needs of one reported experiment."""
     exp = r.experiment
@@ -214,7 +240,14 @@ def _entry(r: ExperimentResult, stamp: Mapping[str, str]) -> dict[str, Any]:
         "platform": r.platform or exp.platform,
         "paper_platform": exp.platform,
         "claims": [
-            {"what": v.what, "paper": v.paper, "measured": v.measured, "holds": v.holds}
+            {
+                "what": v.what,
+                "paper": v.paper,
+                "measured": v.measured,
+                "holds": v.holds,
+                "kind": v.kind,
+                "headline": v.headline,
+            }
             for v in r.verdicts
         ],
         **stamp,
@@ -309,6 +342,7 @@ def _index(
     )
     return render(
         "index",
+        headlines=_headlines(results),
         page_title="manetfair reproduction report",
         meta=f"Code version {stamp['version']}, written {stamp['date']}. {mode}",
         total=f"{held_all} of {total_all} evaluated claims hold.",
@@ -318,6 +352,35 @@ def _index(
         platform=side_by_side["platform"],
         timing=timing,
     )
+
+
+def _headlines(results: Sequence[ExperimentResult]) -> list[dict[str, Any]]:
+    """Per paper, its headline results (the claims' `headline`) and whether every claim
+    carrying one holds, as judged on the paper's own platform in this run."""
+    papers: dict[str, dict[str, list[claims_mod.Verdict]]] = {}
+    for r in results:
+        if r.reception != "threshold" or not r.own_platform:
+            continue
+        for v in r.verdicts:
+            if v.headline:
+                title = r.experiment.paper_title or r.experiment.paper
+                papers.setdefault(title, {}).setdefault(v.headline, []).append(v)
+    out = []
+    for paper, heads in papers.items():
+        rows = []
+        for name, verdicts in heads.items():
+            held = sum(v.holds for v in verdicts)
+            word = "holds" if held == len(verdicts) else "does not hold"
+            rows.append(
+                {
+                    "name": name,
+                    "holds": held == len(verdicts),
+                    "status": f"{word} ({held} of {len(verdicts)} claims)",
+                    "platform": verdicts[0].platform,
+                }
+            )
+        out.append({"paper": paper, "rows": rows})
+    return out
 
 
 def _sidecar(out: Path, exp_id: str) -> dict[str, Any] | None:
@@ -399,11 +462,14 @@ def _experiment_page(
             "measured": fmt_number(v.measured),
             "kind": f"{v.test}, direction only" if v.direction_only else v.tolerance,
             "holds": v.holds,
-            "word": _verdict_word(v),
+            "word": verdict_words(v),
+            "other": _other_cell(v),
+            "calibration": v.calibrated,
         }
         for v in r.verdicts
     ]
     held, total = r.holds_count()
+    c_held, controls = r.controls_count()
     return render(
         "experiment",
         page_title=exp.title
@@ -415,6 +481,10 @@ def _experiment_page(
         topo=topo,
         held=held,
         total=total,
+        controls=controls,
+        controls_held=c_held,
+        platform=r.platform or exp.platform,
+        other_platform=r.other_platform,
         verdicts=verdicts,
         missing=[(f"{a} = {v}", why) for a, v, why in exp.missing_arms()],
         pending=[

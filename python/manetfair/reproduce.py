@@ -4,6 +4,7 @@ through the results store, evaluates their claims and shapes docs/contract.md §
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,7 +70,41 @@ class ExperimentResult:
         ]
 
     def holds_count(self) -> tuple[int, int]:
-        return sum(v.holds for v in self.verdicts), len(self.verdicts)
+        """(claims holding, claims): the paper's claims only, never the controls."""
+        counted = [v for v in self.verdicts if v.counted]
+        return sum(v.holds for v in counted), len(counted)
+
+    def controls_count(self) -> tuple[int, int]:
+        """(controls holding, controls): checks that cannot fail by construction."""
+        controls = [v for v in self.verdicts if not v.counted]
+        return sum(v.holds for v in controls), len(controls)
+
+    @property
+    def other_platform(self) -> str:
+        """The platform the runs did not follow: "standard" after "ns2" and back."""
+        return other_platform(self.platform or self.experiment.platform)
+
+
+def other_platform(platform: str) -> str:
+    """The other one of the two platforms (docs/models.md)."""
+    return "standard" if platform == "ns2" else "ns2"
+
+
+def platform_specs(
+    exp: Experiment, quick: bool, seeds: int | None, reception: str, platform: str
+) -> list[RunSpec]:
+    """The experiment's runs on `platform` under `reception` (its own settings otherwise)."""
+    specs = exp.specs(quick, seeds=seeds)
+    changes: dict[str, Any] = {}
+    if reception != "threshold":
+        changes["radio.reception"] = reception
+    if platform != exp.platform:
+        changes["platform"] = platform
+    if changes:
+        for spec in specs:
+            spec.scenario = spec.scenario.with_overrides(changes)
+            spec.parameters = {**spec.parameters, **changes}
+    return specs
 
 
 def model_evaluator(exp: Experiment, quick: bool) -> Callable[[str, Mapping[str, Any]], float]:
@@ -113,6 +148,7 @@ def reproduce(
     max_memory: int | None = None,
     reception: str = "threshold",
     platform: str | None = None,
+    both_platforms: bool = False,
     draw_into: Path | None = None,
     timing: Timing | None = None,
     **options: Any,
@@ -126,7 +162,8 @@ def reproduce(
     `reception` other than "threshold" runs every scenario under that reception model
     (`radio.reception`); the experiments' own settings are otherwise unchanged.
     `platform` ("standard" or "ns2") runs every experiment on that platform instead of
-    its paper's (`Experiment.platform`).
+    its paper's (`Experiment.platform`). Each verdict also gets its value on the other
+    platform when the store holds those runs; `both_platforms` simulates them first.
     `timing` (Timing) records where the time went. `options` (on_start, backend,
     commit) go to `runner.execute`."""
     timing = timing if timing is not None else Timing(jobs=jobs)
@@ -142,19 +179,31 @@ def reproduce(
         result = ExperimentResult(exp, ok, why, quick, reception=reception, platform=on)
         results.append(result)
         if ok:
-            specs = exp.specs(quick, seeds=seeds)
-            changes = {}
-            if reception != "threshold":
-                changes["radio.reception"] = reception
-            if on != exp.platform:
-                changes["platform"] = on
-            if changes:
-                for spec in specs:
-                    spec.scenario = spec.scenario.with_overrides(changes)
-                    spec.parameters = {**spec.parameters, **changes}
+            specs = platform_specs(exp, quick, seeds, reception, on)
             batch.extend(specs)
             owners.extend([len(results) - 1] * len(specs))
     timing.expansion_s += time.perf_counter() - t0
+    if both_platforms:
+        # The other platform's runs first, into the store, where the verdicts' second
+        # values are read from below (their experiment links stay the paper platform's).
+        others = [
+            spec
+            for r in results
+            if r.available
+            for spec in platform_specs(r.experiment, quick, seeds, reception, r.other_platform)
+        ]
+        for spec in others:
+            spec.experiment_id = None
+        if others:
+            execute(
+                others,
+                store,
+                jobs=jobs,
+                simulate=simulate,
+                max_memory=max_memory,
+                clock=timing.clock,
+                backend=options.get("backend"),
+            )
     pipeline = _Pipeline(results, owners, store, quick, draw_into, timing)
     execute(
         batch,
@@ -169,7 +218,102 @@ def reproduce(
         **options,
     )
     pipeline.check()
+    t_other = time.perf_counter()
+    known = ns2_values()
+    for r in results:
+        if r.available:
+            attach_other_platform(r, store, seeds=seeds, max_memory=max_memory)
+            attach_ns2_values(r, known)
+    timing.claims_s += time.perf_counter() - t_other
     return results
+
+
+class _NotStored(RuntimeError):
+    """A run the other platform's verdicts need is not in the results store."""
+
+
+def _stored_only(scenario_json: str, origin: str) -> tuple[str, str]:
+    raise _NotStored(f"not in the results store: {origin}")
+
+
+def attach_other_platform(
+    result: ExperimentResult,
+    store: ResultsStore,
+    *,
+    seeds: int | None = None,
+    max_memory: int | None = None,
+) -> bool:
+    """Gives each verdict its value on the other platform, from runs already in the
+    store (`reproduce --platform <other>` or `--both-platforms` put them there): nothing
+    is simulated, so a reproduction on one platform costs no more than before. Returns
+    whether every run was found (if not, the verdicts keep `other = None`)."""
+    from manetfair.runner import _with_throttle_references, code_version
+
+    exp = result.experiment
+    other = result.other_platform
+    specs = platform_specs(exp, result.quick, seeds, result.reception, other)
+    try:
+        # Throttled scenarios take their rate limits from reference runs: stored ones only.
+        specs = _with_throttle_references(specs, store, 1, _stored_only)
+    except Exception:  # noqa: BLE001 - any failure means: the reference runs are not there
+        return False
+    specs = [s.prepare(max_memory) for s in specs]
+    hits = store.lookup_many([(s.scenario_hash, s.seed) for s in specs], code_version())
+    if any((s.scenario_hash, s.seed) not in hits for s in specs):
+        return False
+    runs = []
+    needs_traces = claims_mod.uses_traces(exp.claims)
+    keep = trace_roots(exp)
+    with store.bounded():
+        for s in specs:
+            hit = hits[(s.scenario_hash, s.seed)]
+            traces = store.traces(hit.run_id, keep) if needs_traces else None
+            runs.append(claims_mod.Run(s.variant, s.seed, hit.summary, traces))
+    verdicts = claims_mod.evaluate(
+        exp.runnable_claims(),
+        runs,
+        exp.variants(result.quick),
+        model_evaluator(exp, result.quick),
+    )
+    for mine, theirs in zip(result.verdicts, verdicts):
+        mine.other = claims_mod.OtherPlatform(other, theirs.measured, theirs.holds)
+    return True
+
+
+NS2_VALUES = "ns2-values.toml"
+
+
+def ns2_values(path: Path | None = None) -> list[dict[str, Any]]:
+    """ns-2.35's own values of claims' measures (`experiments/ns2-values.toml`, one
+    `[[value]]` per claim: experiment, claim (its `what` as evaluated), value, case,
+    source); [] when there is no such file."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    from manetfair.experiments import builtin_dir
+
+    path = path if path is not None else builtin_dir() / NS2_VALUES
+    if not path.is_file():
+        return []
+    values = tomllib.loads(path.read_text(encoding="utf-8")).get("value", [])
+    return [dict(v) for v in values]
+
+
+def attach_ns2_values(result: ExperimentResult, known: Sequence[Mapping[str, Any]]) -> None:
+    """Gives each verdict ns-2.35's own value where one is known, judged by the claim's
+    own test, so that a miss ns-2.35 shares is told from one that is manetfair's alone."""
+    exp = result.experiment
+    claims = claims_mod.expand_claims(exp.runnable_claims(), exp.variants(result.quick))
+    for verdict, claim in zip(result.verdicts, claims):
+        for entry in known:
+            if entry.get("experiment") == exp.id and entry.get("claim") == verdict.what:
+                value = float(entry["value"])
+                holds, _ = claims_mod.check(verdict.test, value, verdict.paper, claim)
+                verdict.ns2 = claims_mod.Ns2Value(
+                    value, str(entry.get("case", "")), str(entry.get("source", "")), holds
+                )
 
 
 @dataclass
@@ -342,6 +486,8 @@ class _Pipeline:
             exp.variants(self.quick),
             model_evaluator(exp, self.quick),
         )
+        for v in result.verdicts:
+            v.platform = result.platform or exp.platform
         et.claims_s = time.perf_counter() - t0
         self.timing.claims_s += et.claims_s
         if self.draw_into is None:
@@ -386,6 +532,7 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
     `label` says the same in words.
 
     Fields beyond the contract: title, figure, description, available, reason, quick,
+    counts (claims holding and claims, controls excluded; controls; calibrated),
     and per claim the quote (the paper's sentence), test, tolerance, relative
     deviation, the axes it is about and whether it tests a direction only;
     `missing_arms` (axis values not run yet, with the reason) and `pending_claims`
@@ -420,6 +567,13 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
                     for o in r.outcomes
                 ],
                 "claims": [v.as_json() for v in r.verdicts],
+                # claims holding and claims, controls excluded; controls apart
+                "counts": {
+                    "hold": r.holds_count()[0],
+                    "claims": r.holds_count()[1],
+                    "controls": r.controls_count()[1],
+                    "calibrated": sum(bool(v.calibrated) for v in r.verdicts if v.counted),
+                },
                 "missing_arms": [
                     {"axis": a, "value": v, "reason": why} for a, v, why in exp.missing_arms()
                 ],

@@ -89,6 +89,13 @@ class _ClaimTable(_Table):
     rel_tol: Annotated[float, Field(ge=0)] = 0.0
     abs_tol: Annotated[float, Field(ge=0)] = 0.0
     direction_only: bool = False
+    # "control": a check that cannot fail by construction, shown but not counted among
+    # the paper's claims (docs/experiments.md, "How claims read their papers").
+    kind: Literal["claim", "control"] = "claim"
+    # Why the verdict holds through a setting chosen to fit the paper, if it does.
+    calibrated: str = ""
+    # The paper's headline result this claim carries, named as the report's index lists it.
+    headline: str = ""
 
     @field_validator("paper")
     @classmethod
@@ -98,6 +105,57 @@ class _ClaimTable(_Table):
                 "paper", 'allowed: a number, or a table of a model { model = "..." }'
             )
         return value
+
+
+class _PanelTable(_Table):
+    """One subplot's keys over the plot's (plots._panels)."""
+
+    y: Optional[dict[str, Any]] = None
+    ylabel: Optional[str] = None
+    xlabel: Optional[str] = None
+    where: Optional[dict[str, Any]] = None
+
+
+class _PlotTable(_Table):
+    """An experiment's `[plot]`: the keys manetfair.plots reads, and no other (a key no
+    code draws, as an `ideal` that never appears, is an error, not a silent omission)."""
+
+    kind: Literal["line", "bar", "flows", "nodes", "timeseries", "trace"]
+    title: Optional[str] = None
+    x: Optional[str] = None
+    x_values: Optional[list[Any]] = None
+    y: Optional[dict[str, Any]] = None
+    series: Optional[str] = None
+    series_values: Optional[list[Any]] = None
+    xlabel: Optional[str] = None
+    ylabel: Optional[str] = None
+    where: Optional[dict[str, Any]] = None
+    panels: Optional[list[_PanelTable]] = None
+    panels_where: Optional[list[dict[str, Any]]] = None
+    reference_arm: Any = None
+    reference_label: Optional[str] = None
+    from_s: Optional[float] = None
+    ideal: Optional[list[dict[str, Any]]] = None
+    ideal_share: Optional[list[float]] = None
+    seed: Optional[int] = None
+    phases: Optional[list[Any]] = None
+    label: Optional[str] = None
+    labels: Optional[list[str]] = None
+    trace: Optional[str] = None
+    twin_trace: Optional[str] = None
+    twin_label: Optional[str] = None
+    twin_ylabel: Optional[str] = None
+    topology_where: Optional[dict[str, Any]] = None
+
+    @model_validator(mode="after")
+    def _ideal(self) -> Self:
+        if self.ideal_share is not None and (
+            self.ideal is None or len(self.ideal) != len(self.ideal_share)
+        ):
+            raise ValueError("ideal_share needs ideal, one share per ideal entry")
+        if self.ideal is not None and self.kind != "flows":
+            raise ValueError(f'ideal bars are drawn by kind = "flows" only, not {self.kind!r}')
+        return self
 
 
 class ExperimentTable(_Table):
@@ -119,7 +177,7 @@ class ExperimentTable(_Table):
     scenario_file: Optional[Text] = None
     layout: Optional[dict[str, Any]] = None
     sweep: _SweepTable = _SweepTable()
-    plot: dict[str, Any] = {}
+    plot: Optional[_PlotTable] = None
     claim: list[_ClaimTable] = []
 
     @model_validator(mode="after")

@@ -137,6 +137,9 @@ max_rto_s = 60.0              # maxrto_ 60
 clock_granularity_s = 0.01    # tcpTick_ 0.01
 delayed_ack = false           # Agent/TCPSink acknowledges every segment
 dupack_threshold = 3          # numdupacks_ 3
+
+[tcp.mtcp]
+cw_source = "ns2-unbounded"   # M-TCP's CW is ns-2's cwnd_, uncapped (maxcwnd_ 0)
 "#;
 
 /// Fills `doc` (a scenario file as a JSON value) with the platform's
@@ -196,5 +199,6 @@ mod tests {
         let file: super::super::ScenarioFile = serde_json::from_value(doc).expect("the defaults parse");
         assert!(file.ns2.cts_if_idle && !file.ns2.is_default());
         assert!(!file.tcp.delayed_ack);
+        assert_eq!(file.tcp.mtcp.cw_source, crate::transport::tcp::CwSource::Ns2Unbounded);
     }
 }
