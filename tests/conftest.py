@@ -21,6 +21,22 @@ from typing import Any
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+
+# A two-hop chain with one UDP flow for 2 s: the scenario of the tests that only need
+# some valid input (exit codes, input bounds, output targets).
+UDP_CHAIN = """
+duration_s = 2.0
+[topology]
+kind = "chain"
+nodes = 3
+spacing_m = 200.0
+[[flow]]
+src = 0
+dst = 2
+transport = "udp"
+app = "cbr"
+rate_kbps = 100.0
+"""
 REPO = TESTS.parent
 sys.path.insert(0, str(TESTS))
 

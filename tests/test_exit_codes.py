@@ -14,21 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import no_traceback, run_cli
+from conftest import UDP_CHAIN, no_traceback, run_cli
 
-CHAIN = """
-duration_s = 2.0
-[topology]
-kind = "chain"
-nodes = 3
-spacing_m = 200.0
-[[flow]]
-src = 0
-dst = 2
-transport = "udp"
-app = "cbr"
-rate_kbps = 100.0
-"""
+CHAIN = UDP_CHAIN
 
 THR = """
 duration_s = 4.0

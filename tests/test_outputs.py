@@ -20,23 +20,11 @@ from pathlib import Path
 
 import manetfair
 import pytest
-from conftest import no_traceback, run_cli
+from conftest import UDP_CHAIN, no_traceback, run_cli
 from manetfair.errors import InputError
 from manetfair.output import Outputs, check_target, write_file, write_text
 
-CHAIN = """
-duration_s = 2.0
-[topology]
-kind = "chain"
-nodes = 3
-spacing_m = 200.0
-[[flow]]
-src = 0
-dst = 2
-transport = "udp"
-app = "cbr"
-rate_kbps = 100.0
-"""
+CHAIN = UDP_CHAIN
 
 
 def scenario(tmp_path: Path, name: str = "c.toml") -> Path:
