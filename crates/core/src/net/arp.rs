@@ -92,14 +92,15 @@ impl ArpTable {
         e.up = true;
         e.hold.take()
     }
+}
 
-    /// Whether `addr` is resolved.
-    pub fn is_resolved(&self, addr: u32) -> bool {
+#[cfg(test)]
+impl ArpTable {
+    fn is_resolved(&self, addr: u32) -> bool {
         self.entries.iter().any(|e| e.addr == addr && e.up)
     }
 
-    /// The packets held, waiting for a resolution.
-    pub fn held(&self) -> impl Iterator<Item = u32> + '_ {
+    fn held(&self) -> impl Iterator<Item = u32> + '_ {
         self.entries.iter().filter_map(|e| e.hold)
     }
 }
