@@ -504,6 +504,7 @@ impl Simulator {
         self.run_until(self.sc.duration);
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, now: SimTime, ev: Event) {
         match ev {
             Event::SignalStart { air, k } => self.signal_starts(now, air, k),
