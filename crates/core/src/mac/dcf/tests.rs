@@ -22,7 +22,7 @@ fn dcf(me: u32, seed: u64) -> Dcf {
 }
 
 /// 1000 B payload + UDP 8 + IP 20: a 1056-byte data frame, 4416 µs at 2 Mbit/s.
-fn msdu() -> Msdu {
+pub(super) fn msdu() -> Msdu {
     Msdu {
         packet: 7,
         bytes: 1028,
@@ -32,7 +32,7 @@ fn msdu() -> Msdu {
 }
 
 /// A's RTS to B of the timeline above, as a third station overhears it.
-fn rts_a_to_b() -> Frame {
+pub(super) fn rts_a_to_b() -> Frame {
     Frame {
         kind: FrameKind::Rts,
         tx: A,

@@ -10,8 +10,9 @@
 //! ```
 
 use super::harness::{fire, on_air, station_with, timer, us};
+use super::tests::{msdu, rts_a_to_b};
 use super::*;
-use crate::mac::frame::{NS2_DATA_OVERHEAD_BYTES, RTS_BYTES};
+use crate::mac::frame::NS2_DATA_OVERHEAD_BYTES;
 
 const A: u32 = 0;
 const B: u32 = 1;
@@ -26,30 +27,6 @@ fn configs() -> [(bool, DcfConfig); 2] {
         ..DcfConfig::default()
     };
     [(false, DcfConfig::default()), (true, ns2)]
-}
-
-fn rts_a_to_b() -> Frame {
-    Frame {
-        kind: FrameKind::Rts,
-        tx: A,
-        rx: B,
-        duration: Duration::from_micros(5054),
-        seq: 0,
-        retry: false,
-        msdu: None,
-        bytes: RTS_BYTES,
-        rate: Rate::MBPS_1,
-        ext: Extensions::default(),
-    }
-}
-
-fn msdu() -> Msdu {
-    Msdu {
-        packet: 7,
-        bytes: 1028,
-        label: None,
-        ff_run: 0,
-    }
 }
 
 /// What B puts on the air SIFS after the RTS, if anything.
