@@ -22,6 +22,22 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 
+
+def mounted_tmpfs(mnt: Path, options: str) -> Iterator[Path]:
+    """A tmpfs mounted at the new folder `mnt` with `options` for the test's
+    duration (a fixture's body: `yield from`); skipped where one cannot be mounted."""
+    mnt.mkdir()
+    proc = subprocess.run(  # noqa: PLW1510 - the return code is looked at
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mnt)], capture_output=True
+    )
+    if proc.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
+
+
 # A two-hop chain with one UDP flow for 2 s: the scenario of the tests that only need
 # some valid input (exit codes, input bounds, output targets).
 UDP_CHAIN = """

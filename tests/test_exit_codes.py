@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import UDP_CHAIN, no_traceback, run_cli
+from conftest import UDP_CHAIN, mounted_tmpfs, no_traceback, run_cli
 
 CHAIN = UDP_CHAIN
 
@@ -344,17 +344,7 @@ def test_messages_that_echo_a_huge_value_stay_short(tmp_path: Path, what: str) -
 def read_only_folder(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A read-only tmpfs in the test's folder (root ignores permission bits, so a
     mount stands in); skipped where one cannot be mounted."""
-    mnt = tmp_path / "ro"
-    mnt.mkdir()
-    proc = subprocess.run(  # noqa: PLW1510 - the return code is looked at
-        ["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(mnt)], capture_output=True
-    )
-    if proc.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
+    yield from mounted_tmpfs(tmp_path / "ro", "size=1m,ro")
 
 
 @pytest.mark.core

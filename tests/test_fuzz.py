@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import TESTS
+from conftest import TESTS, mounted_tmpfs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -321,17 +321,7 @@ def test_a_100_mb_scenario_and_dev_zero_are_refused_quickly(worker, path, comman
 @pytest.fixture
 def tmpfs(tmp_path):
     """A 1 MiB tmpfs in the test's own folder; skipped where one cannot be mounted."""
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    proc = subprocess.run(  # noqa: PLW1510 - the return code is looked at
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True
-    )
-    if proc.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
+    yield from mounted_tmpfs(tmp_path / "mnt", "size=1m")
 
 
 @pytest.mark.parametrize("free", [0, 2048, 16384, 65536])
