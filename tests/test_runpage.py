@@ -168,3 +168,18 @@ def test_a_random_field_at_another_seed_draws_its_own_routes(tmp_path: Path) -> 
     assert (
         len(_rows(out / "topology.csv")) == json.loads((out / "summary.json").read_text())["nodes"]
     )
+
+
+def test_figure_data_keeps_a_point_without_an_error_bar(tmp_path: Path) -> None:
+    """A point whose spread is unknown (NaN: one seed) has an empty error segment;
+    its row has no bounds (throttle-fig6's quick mode drew such a point)."""
+    from manetfair.plots import _pyplot, figure_data
+
+    plt = _pyplot()
+    fig, ax = plt.subplots()
+    nan = float("nan")
+    ax.errorbar([1, 2], [10.0, 20.0], yerr=[[nan, 2.0], [nan, 4.0]], label="measured")
+    figure_data(fig, tmp_path / "f.csv")
+    plt.close(fig)
+    got = [(r["x"], r["y"], r["y_low"], r["y_high"]) for r in _rows(tmp_path / "f.csv")]
+    assert got == [("1", "10.0", "", ""), ("2", "20.0", "18.0", "24.0")]

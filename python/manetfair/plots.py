@@ -130,7 +130,8 @@ def figure_data(fig: Any, path: Path) -> Path:
                 if line is not None:
                     seen.add(id(line))
                 for col in cols:
-                    for seg in col.get_segments():
+                    # A point without an error bar (no spread: NaN) has an empty segment.
+                    for seg in filter(len, col.get_segments()):
                         (x0, y0), (_, y1) = seg[0], seg[-1]
                         spans[float(x0)] = (min(y0, y1), max(y0, y1))
             if bars:
