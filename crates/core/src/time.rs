@@ -13,16 +13,20 @@ pub struct SimTime(pub u64);
 pub struct Duration(pub u64);
 
 impl SimTime {
+    /// The start of the run.
     pub const ZERO: SimTime = SimTime(0);
+    /// The instant that never comes: a disarmed timer, an endless run.
     pub const MAX: SimTime = SimTime(u64::MAX);
 
     /// Converts seconds at the edge (scenario files); rounds to the nearest ns.
     pub fn from_secs_f64(s: f64) -> SimTime {
         SimTime((s * 1e9).round() as u64)
     }
+    /// Seconds, for output at the edge (summaries, traces).
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }
+    /// Nanoseconds since the start of the run.
     pub fn as_nanos(self) -> u64 {
         self.0
     }
@@ -44,25 +48,36 @@ impl SimTime {
 }
 
 impl Duration {
+    /// No time at all.
     pub const ZERO: Duration = Duration(0);
+    /// `ns` nanoseconds.
     pub const fn from_nanos(ns: u64) -> Duration {
         Duration(ns)
     }
+    /// `us` microseconds: the unit 802.11 gives its slot, SIFS and PLCP
+    /// times in (IEEE 802.11-2012 Table 17-14).
     pub const fn from_micros(us: u64) -> Duration {
         Duration(us * 1_000)
     }
+    /// `ms` milliseconds.
     pub const fn from_millis(ms: u64) -> Duration {
         Duration(ms * 1_000_000)
     }
+    /// Converts seconds at the edge (scenario files); rounds to the nearest
+    /// ns, and a negative or NaN value gives zero.
     pub fn from_secs_f64(s: f64) -> Duration {
         Duration((s * 1e9).round() as u64)
     }
+    /// Seconds, for output at the edge and for the rate arithmetic of the
+    /// TCP variants.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }
+    /// The span in nanoseconds.
     pub fn as_nanos(self) -> u64 {
         self.0
     }
+    /// `k` times the span (the slots of a backoff, a backed-off RTO).
     pub const fn mul(self, k: u64) -> Duration {
         Duration(self.0 * k)
     }
@@ -82,7 +97,9 @@ pub const MIN_SPAN: Duration = Duration::from_micros(1);
 /// The unit a scenario key gives a time in (its name ends in `_s` or `_ms`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
+    /// A key ending in `_s`.
     Seconds,
+    /// A key ending in `_ms`.
     Millis,
 }
 
@@ -109,7 +126,9 @@ impl Unit {
 pub struct Span {
     /// Whether exactly 0 is allowed (a start time, a pause), besides `min..=max`.
     pub zero: bool,
+    /// Smallest positive value accepted.
     pub min: Duration,
+    /// Largest value accepted.
     pub max: Duration,
 }
 

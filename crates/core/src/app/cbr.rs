@@ -3,6 +3,8 @@
 
 use crate::time::{Duration, SimTime};
 
+/// A CBR source over UDP, as ns-2's `Application/Traffic/CBR`: the
+/// open-loop load that shows the MAC's unfairness without TCP's reaction.
 #[derive(Clone, Debug)]
 pub struct Cbr {
     interval: Duration,
@@ -12,6 +14,8 @@ pub struct Cbr {
 }
 
 impl Cbr {
+    /// `rate_kbps` in kbit/s (10^3 bit/s); the interval rounds to whole
+    /// ns and is at least 1 ns, so that time advances.
     pub fn new(packet_bytes: u32, rate_kbps: f64, start: SimTime, stop: SimTime) -> Self {
         let secs = packet_bytes as f64 * 8.0 / (rate_kbps * 1000.0);
         Cbr {

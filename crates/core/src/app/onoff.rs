@@ -96,7 +96,9 @@ impl OnOffConfig {
 /// One object to transfer: push `bytes` into the TCP sender at `at`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// When the request is made: now, or after a think time.
     pub at: SimTime,
+    /// Object size drawn from the truncated Pareto.
     pub bytes: u64,
     /// First object of a page (it followed a think time).
     pub page_start: bool,
@@ -105,8 +107,11 @@ pub struct Request {
 /// Counters of one source.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OnOffStats {
+    /// Pages started.
     pub pages: u64,
+    /// Objects requested.
     pub objects: u64,
+    /// Bytes requested, summed over the objects.
     pub bytes: u64,
 }
 
@@ -203,6 +208,7 @@ impl OnOffSource {
         }
     }
 
+    /// What the source has requested so far.
     pub fn stats(&self) -> &OnOffStats {
         &self.stats
     }

@@ -89,6 +89,8 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// The run's one event queue: a timing wheel with a heap behind it, popped
+/// in (time, insertion sequence) order whatever the bucket width.
 pub struct EventQueue<E> {
     /// The current bucket, sorted by key; entries before `head` are popped.
     current: Vec<Entry<E>>,
@@ -134,6 +136,7 @@ impl<E: Copy> Default for EventQueue<E> {
 }
 
 impl<E: Copy> EventQueue<E> {
+    /// An empty queue at time zero, with buckets of `2^START_SHIFT` ns.
     pub fn new() -> Self {
         EventQueue {
             current: Vec::new(),
@@ -188,6 +191,7 @@ impl<E: Copy> EventQueue<E> {
         self.len - usize::from(self.limit.is_some())
     }
 
+    /// No event queued, the limit not counted.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -490,6 +494,8 @@ impl<E: Copy> EventQueue<E> {
         self.head < self.current.len() || self.advance(stop, live)
     }
 
+    /// The time of the next event, live or stale; `&mut` because it may
+    /// turn the wheel to find it.
     pub fn peek_time(&mut self) -> Option<SimTime> {
         if !self.settle(0, |_| true) {
             return None;

@@ -8,13 +8,24 @@ use rand_pcg::Pcg64Mcg;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u64)]
 pub enum Purpose {
+    /// The DCF's backoff slots (IEEE 802.11-2012 §9.3.3), one stream per station.
     Backoff = 1,
+    /// Random placement of the nodes, drawn once per scenario.
     Topology = 2,
+    /// Flow endpoints the scenario draws, and on/off sources' periods.
     Traffic = 3,
+    /// AODV's broadcast jitter, which keeps neighbours' rebroadcasts of one
+    /// RREQ from colliding (RFC 5148).
     Routing = 4,
+    /// Reserved for TCP draws; no variant draws yet, the value stays
+    /// taken so that the other streams keep their identity.
     Transport = 5,
+    /// Random waypoint destinations, speeds and pauses.
     Mobility = 6,
+    /// Early drops of RED and NRED (Floyd & Jacobson 1993; Xu et al.
+    /// Algorithm 5.2).
     Queue = 7,
+    /// A scheme's own timing, e.g. the phase of NRED's NCN broadcasts.
     Scheme = 8,
     /// Reception models that draw (frame success under an error-rate model).
     Reception = 9,

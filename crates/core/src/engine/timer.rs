@@ -7,6 +7,8 @@
 
 use crate::time::SimTime;
 
+/// One entity's wake-up instant and the generation of the event scheduled
+/// for it; the default is disarmed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Armed {
     at: Option<SimTime>,
@@ -38,6 +40,7 @@ impl Armed {
         true
     }
 
+    /// The instant the live event fires, if armed.
     pub fn at(&self) -> Option<SimTime> {
         self.at
     }
