@@ -10,6 +10,10 @@ pub mod random_waypoint;
 use crate::phy::channel::Position;
 use crate::time::SimTime;
 
+/// Where a node is over the whole run, as ns-2's `setdest` moves it:
+/// piecewise linear, so a position is one binary search and one
+/// interpolation, and the channel can bound how far a node gets between two
+/// looks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trajectory {
     /// (time, position), times strictly increasing; at least one point.
@@ -17,6 +21,7 @@ pub struct Trajectory {
 }
 
 impl Trajectory {
+    /// A node that stands at `p` for the whole run.
     pub fn fixed(p: Position) -> Self {
         Trajectory {
             points: vec![(SimTime::ZERO, p)],
@@ -66,6 +71,7 @@ impl Trajectory {
         Trajectory::path(pts)
     }
 
+    /// The (time, position) corners, times strictly increasing.
     pub fn points(&self) -> &[(SimTime, Position)] {
         &self.points
     }
@@ -80,6 +86,7 @@ impl Trajectory {
         self.points.last().map(|p| p.0).unwrap_or(SimTime::ZERO)
     }
 
+    /// The position at `t`, interpolated linearly between corners.
     pub fn position_at(&self, t: SimTime) -> Position {
         position_in(&self.points, t)
     }

@@ -16,8 +16,11 @@ use std::collections::BTreeMap;
 /// Per ns-2 node index: initial X/Y (if set) and its setdest moves.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ns2Node {
+    /// `set X_`, metres.
     pub x: Option<f64>,
+    /// `set Y_`, metres.
     pub y: Option<f64>,
+    /// `setdest` lines in file order: (time, destination, speed in m/s).
     pub moves: Vec<(SimTime, Position, f64)>,
 }
 

@@ -10,16 +10,26 @@ use crate::time::{Duration, SimTime};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
+/// The model's parameters, as ns-2's `setdest -p -M -x -y` take them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RandomWaypoint {
+    /// Area width (x), metres; destinations are uniform in the area.
     pub width_m: f64,
+    /// Area height (y), metres.
     pub height_m: f64,
+    /// Slowest leg speed, m/s; positive (the scenario refuses 0), since at 0
+    /// the average speed decays over the run (Yoon, Liu and Noble, INFOCOM
+    /// 2003).
     pub speed_min_mps: f64,
+    /// Fastest leg speed, m/s.
     pub speed_max_mps: f64,
+    /// Pause before every leg, the first included.
     pub pause: Duration,
 }
 
 impl RandomWaypoint {
+    /// The legs from `start` until the first arrival at or after `until`,
+    /// drawn from `rng` (the node's `Purpose::Mobility` stream).
     pub fn trajectory(&self, start: Position, until: SimTime, rng: &mut Pcg64Mcg) -> Trajectory {
         let mut pts = vec![(SimTime::ZERO, start)];
         let (mut t, mut here) = (SimTime::ZERO, start);

@@ -35,6 +35,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order the trace documentation lists them.
     pub const ALL: [Kind; 7] = [
         Kind::Enqueue,
         Kind::Dequeue,
@@ -44,6 +45,7 @@ impl Kind {
         Kind::RxLost,
         Kind::Drop,
     ];
+    /// The `event` value written, and the name a trace filter gives.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Enqueue => "enqueue",
@@ -55,6 +57,7 @@ impl Kind {
             Kind::Drop => "drop",
         }
     }
+    /// The kind a filter names; `None` for an unknown name.
     pub fn from_name(name: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == name)
     }
@@ -66,15 +69,21 @@ impl Kind {
 /// Which events to keep; empty lists keep everything.
 #[derive(Clone, Debug, Default)]
 pub struct Filter {
+    /// Scenario node ids whose events are kept.
     pub nodes: Vec<i64>,
+    /// Flow indices whose packets' events are kept; an event with no flow
+    /// (routing, a frame without a packet) is then left out.
     pub flows: Vec<u32>,
+    /// Kinds kept.
     pub kinds: Vec<Kind>,
 }
 
 /// One event, before it is written.
 #[derive(Clone, Copy, Debug)]
 pub struct Event<'a> {
+    /// What happened.
     pub kind: Kind,
+    /// Where it happened: the node's index, written as its scenario id.
     pub node: u32,
     /// The frame on the air (transmissions and receptions).
     pub frame: Option<&'a Frame>,
@@ -82,12 +91,15 @@ pub struct Event<'a> {
     pub packet: Option<&'a Packet>,
     /// The next hop (queue events), or the frame's transmitter (receptions).
     pub peer: Option<u32>,
+    /// Why a packet was dropped (`DropCause::name`) or a frame was lost
+    /// (`interference`, `transmitting`).
     pub cause: Option<&'static str>,
     /// Received power, dBm (receptions).
     pub power_dbm: Option<f64>,
 }
 
 impl<'a> Event<'a> {
+    /// An event with no detail; the builder methods below add them.
     pub fn new(kind: Kind, node: u32) -> Self {
         Event {
             kind,
@@ -99,26 +111,32 @@ impl<'a> Event<'a> {
             power_dbm: None,
         }
     }
+    /// The frame on the air.
     pub fn frame(mut self, f: &'a Frame) -> Self {
         self.frame = Some(f);
         self
     }
+    /// The packet concerned; `None` for a control frame.
     pub fn packet(mut self, p: Option<&'a Packet>) -> Self {
         self.packet = p;
         self
     }
+    /// The next hop or the transmitter, by node index.
     pub fn peer(mut self, n: u32) -> Self {
         self.peer = Some(n);
         self
     }
+    /// Why the packet was dropped or the frame lost.
     pub fn cause(mut self, c: &'static str) -> Self {
         self.cause = Some(c);
         self
     }
+    /// Received power in watts, as the channel computes it; written in dBm.
     pub fn power_w(mut self, w: f64) -> Self {
         self.power_dbm = Some(10.0 * (w * 1000.0).log10());
         self
     }
+    /// A drop of `p` at `node`, layer `mac` for retry drops, else `net`.
     pub fn drop(node: u32, p: &'a Packet, cause: DropCause) -> Self {
         Event::new(Kind::Drop, node).packet(Some(p)).cause(cause.name())
     }
@@ -135,6 +153,7 @@ pub struct TraceSink {
 }
 
 impl TraceSink {
+    /// An empty sink; `labels[i]` is the scenario id of node index `i`.
     pub fn new(filter: Filter, labels: Vec<i64>) -> Self {
         let kinds = if filter.kinds.is_empty() {
             u8::MAX
@@ -164,6 +183,7 @@ impl TraceSink {
         self.labels.get(node as usize).copied().unwrap_or(node as i64)
     }
 
+    /// Writes `ev` at `t` as one JSON line, if the filter keeps it.
     pub fn record(&mut self, t: SimTime, ev: Event<'_>) {
         if self.kinds & ev.kind.bit() == 0 {
             return;

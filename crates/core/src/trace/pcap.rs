@@ -30,12 +30,14 @@ const LINKTYPE_RADIOTAP: u32 = 127;
 /// Channel 1 (2412 MHz); flags: CCK, 2 GHz spectrum.
 const CHANNEL_MHZ: u16 = 2412;
 const CHANNEL_FLAGS: u16 = 0x0020 | 0x0080;
-/// Well-known ports: AODV (RFC 3561 §4). Flows use FLOW_PORT + flow id at the
-/// destination and SOURCE_PORT + flow id at the source: Wireshark 4.0 binds
-/// no dissector to 40000-41169 nor to 50000-54327 (port 5000, used before,
-/// decodes as GSM over IP), so the first 1,170 flows decode as plain UDP/TCP.
+/// AODV's well-known UDP port (RFC 3561 §4).
 const AODV_PORT: u16 = 654;
+/// A flow's destination port is FLOW_PORT + flow id, and its source port
+/// SOURCE_PORT + flow id: Wireshark 4.0 binds no dissector to 40000-41169
+/// nor to 50000-54327 (port 5000, used before, decodes as GSM over IP), so
+/// the first 1,170 flows decode as plain UDP/TCP.
 pub const FLOW_PORT: u16 = 40000;
+/// The base of a flow's source port; see [`FLOW_PORT`].
 pub const SOURCE_PORT: u16 = 50000;
 /// Thermal noise in 22 MHz at 290 K: -174 dBm/Hz + 10 log10(22e6), rounded.
 const NOISE_DBM: i8 = -101;
@@ -50,6 +52,8 @@ struct Pending {
     resolved: bool,
 }
 
+/// Builds the capture in memory; the caller takes the bytes between
+/// chunks of simulated time and writes them, so the core does no I/O.
 pub struct PcapWriter {
     buf: Vec<u8>,
     snaplen: usize,
@@ -101,6 +105,8 @@ fn l4_checksum(src: [u8; 4], dst: [u8; 4], proto: u8, len: u16, segment: &[u8]) 
 }
 
 impl PcapWriter {
+    /// A capture holding only the global header, keeping at most `snaplen`
+    /// bytes of each record.
     pub fn new(snaplen: usize) -> Self {
         let mut buf = Vec::with_capacity(1 << 16);
         buf.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
