@@ -11,22 +11,31 @@ use super::{PhyConfig, Rate, RateSet};
 use crate::time::Duration;
 use std::collections::HashMap;
 
+/// A point on the plane, metres; the model is flat (ns-2 ignores Z too).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Position {
+    /// East, metres.
     pub x: f64,
+    /// North, metres.
     pub y: f64,
 }
 
 impl Position {
+    /// Euclidean distance, metres: what path loss and propagation delay use.
     pub fn distance(&self, o: &Position) -> f64 {
         ((self.x - o.x).powi(2) + (self.y - o.y).powi(2)).sqrt()
     }
 }
 
+/// A node within interference range of the list's owner, with what a
+/// frame from the owner looks like there, computed once per move.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Neighbor {
+    /// The receiving node's index.
     pub node: u32,
+    /// Received power of the owner's signal, W (two-ray ground).
     pub power_w: f64,
+    /// Propagation delay, distance / c.
     pub delay: Duration,
     /// The rates whose frames from the owner decode here (within each
     /// rate's range).
@@ -42,8 +51,10 @@ impl Neighbor {
     }
 }
 
+/// Who hears whom and how strongly, for every node of the run.
 pub struct Channel {
     model: TwoRayGround,
+    /// The received powers that the scenario's ranges stand for.
     pub thresholds: Thresholds,
     tx_range_m: f64,
     rate_range_m: [f64; 4],
@@ -70,6 +81,7 @@ pub struct Channel {
 }
 
 impl Channel {
+    /// Nodes at `positions` (index = node), with ranges from `cfg`.
     pub fn new(positions: Vec<Position>, cfg: &PhyConfig) -> Self {
         let model = TwoRayGround::default();
         let thresholds = Thresholds::from_config(&model, cfg);
@@ -144,14 +156,17 @@ impl Channel {
         self.stale[i] = false;
     }
 
+    /// Number of nodes.
     pub fn len(&self) -> usize {
         self.positions.len()
     }
 
+    /// Whether the channel has no node.
     pub fn is_empty(&self) -> bool {
         self.positions.is_empty()
     }
 
+    /// Where `node` is now (its last mobility step).
     pub fn position(&self, node: u32) -> Position {
         self.positions[node as usize]
     }

@@ -26,9 +26,14 @@ pub const SPEED_OF_LIGHT: f64 = 299_792_458.0;
 pub struct Rate(u32);
 
 impl Rate {
+    /// 1 Mbit/s DBPSK (IEEE 802.11-2012 §16), the rate of the PLCP
+    /// preamble and header.
     pub const MBPS_1: Rate = Rate(10 << 2);
+    /// 2 Mbit/s DQPSK (§16).
     pub const MBPS_2: Rate = Rate(20 << 2 | 1);
+    /// 5.5 Mbit/s CCK (§17).
     pub const MBPS_5_5: Rate = Rate(55 << 2 | 2);
+    /// 11 Mbit/s CCK (§17).
     pub const MBPS_11: Rate = Rate(110 << 2 | 3);
     /// Every 802.11b rate, slowest first; `index()` is the position here.
     pub const ALL: [Rate; 4] = [Rate::MBPS_1, Rate::MBPS_2, Rate::MBPS_5_5, Rate::MBPS_11];
@@ -49,6 +54,7 @@ impl Rate {
         self.0 >> 2
     }
 
+    /// The rate in Mbit/s, as scenario files and summaries give it.
     pub fn mbps(self) -> f64 {
         self.tenths() as f64 / 10.0
     }
@@ -80,6 +86,8 @@ pub struct PhyConfig {
     /// The rates a unicast exchange uses (data, control, ACK): two nodes
     /// are neighbours for routing where every one of them decodes.
     pub link_rates: RateSet,
+    /// Threshold model: a locked frame survives a later signal this many
+    /// dB weaker (ns-2's `CPThresh_`, 10 dB).
     pub capture_db: f64,
     /// Threshold model: signals below the receive threshold lock the radio (ns-2).
     pub lock_on_sensed: bool,
@@ -122,12 +130,16 @@ impl std::fmt::Debug for Rate {
 pub struct RateSet(u8);
 
 impl RateSet {
+    /// No rate: a node in carrier-sense range only.
     pub const NONE: RateSet = RateSet(0);
+    /// Every 802.11b rate.
     pub const ALL: RateSet = RateSet(0b1111);
 
+    /// The set with `r` added.
     pub fn with(self, r: Rate) -> RateSet {
         RateSet(self.0 | 1 << r.index())
     }
+    /// Whether `r` is in the set.
     pub fn contains(self, r: Rate) -> bool {
         self.0 & (1 << r.index()) != 0
     }

@@ -19,14 +19,19 @@
 
 use super::propagation::TwoRayGround;
 
+/// The values `radio.profile` accepts.
 pub const PROFILES: &[&str] = &["osipov-ranges", "sensitivity"];
 
 /// A card's sensitivity in dBm at 1, 2, 5.5 and 11 Mbit/s.
 pub struct Card {
+    /// The `radio.card` value.
     pub name: &'static str,
+    /// Sensitivity at 8 % FER, dBm, by `Rate::index`.
     pub dbm: [f64; 4],
 }
 
+/// The card tables `radio.card` names: data-sheet sensitivities, and the
+/// values of ns-2's dei80211mr 802.11b PHY.
 pub const CARDS: &[Card] = &[
     Card {
         name: "orinoco",
@@ -46,6 +51,7 @@ pub const CARDS: &[Card] = &[
     },
 ];
 
+/// The card `radio.card` names, if it is one of [`CARDS`].
 pub fn card(name: &str) -> Option<&'static Card> {
     CARDS.iter().find(|c| c.name == name)
 }

@@ -6,13 +6,24 @@
 
 use std::f64::consts::PI;
 
+/// Carrier frequency: ns-2's `freq_` (the WaveLAN card it models), which
+/// sets λ for Friis and the crossover distance.
 pub const FREQUENCY_HZ: f64 = 914e6;
+/// Transmit and receive antenna height, ns-2's `Z_`.
 pub const ANTENNA_HEIGHT_M: f64 = 1.5;
+/// ns-2's system loss `L_`: none.
 pub const SYSTEM_LOSS: f64 = 1.0;
+/// ns-2's `Pt_`: with `RXThresh_` 3.652e-10 W it puts the decode range at
+/// 250 m under two-ray ground.
 pub const TX_POWER_W: f64 = 0.281_838_15;
 
+/// Path loss as ns-2's `Propagation/TwoRayGround`: Friis free space
+/// P_r = P_t λ² / ((4π)² d² L) below the crossover distance, two-ray
+/// P_r = P_t h_t² h_r² / (d⁴ L) beyond (Rappaport, *Wireless
+/// Communications*, 2nd ed., eqs. (4.1) and (4.52)), unit antenna gains.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TwoRayGround {
+    /// Transmit power, W; the same for every node.
     pub tx_power_w: f64,
     lambda: f64,
     crossover_m: f64,
@@ -32,6 +43,8 @@ impl Default for TwoRayGround {
 }
 
 impl TwoRayGround {
+    /// d_c = 4π h_t h_r / λ, where the model switches from Friis to two-ray
+    /// (about 86 m at ns-2's constants).
     pub fn crossover_m(&self) -> f64 {
         self.crossover_m
     }
@@ -57,12 +70,14 @@ pub struct Thresholds {
     /// Decode threshold per rate (`Rate::index`): the power at that rate's
     /// range, so that one receiver hears 1 Mbit/s far and 11 Mbit/s near.
     pub rx_w_by_rate: [f64; 4],
+    /// Carrier-sense threshold: received power at `cs_range_m`.
     pub cs_w: f64,
     /// Capture ratio as a power ratio (10 dB -> 10.0).
     pub capture_ratio: f64,
 }
 
 impl Thresholds {
+    /// Thresholds for one decode range at every rate.
     pub fn from_ranges(model: &TwoRayGround, tx_range_m: f64, cs_range_m: f64, capture_db: f64) -> Self {
         Self::from_config(
             model,
@@ -70,6 +85,8 @@ impl Thresholds {
         )
     }
 
+    /// Thresholds for a scenario's radio: each range becomes the power
+    /// `model` delivers there.
     pub fn from_config(model: &TwoRayGround, cfg: &super::PhyConfig) -> Self {
         Thresholds {
             rx_w: model.rx_power_w(cfg.tx_range_m),

@@ -15,10 +15,14 @@ use super::PhyConfig;
 use crate::time::{Duration, SimTime};
 use std::sync::Arc;
 
+/// The radio states whose times NRED's channel-utilisation estimate adds
+/// up (Xu et al. §5.1): the medium is busy in all but `Idle`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum RadioState {
+    /// Nothing sensed, not transmitting.
     Idle = 0,
+    /// Sending a frame (half duplex: nothing is received meanwhile).
     Transmitting = 1,
     /// Locked onto a signal at or above the receive threshold.
     Receiving = 2,
@@ -45,6 +49,7 @@ pub struct Radio {
 }
 
 impl Radio {
+    /// An idle radio deciding reception with `rx`.
     pub fn new(rx: Reception) -> Self {
         Radio {
             rx,
@@ -87,10 +92,12 @@ impl Radio {
         &self.rx
     }
 
+    /// Whether a transmission of this node is on the air.
     pub fn is_transmitting(&self) -> bool {
         self.transmitting
     }
 
+    /// The current state, by the precedence of the module's list.
     pub fn state(&self) -> RadioState {
         self.state
     }
@@ -154,6 +161,7 @@ impl Radio {
         lost
     }
 
+    /// The node's transmission left the air at `now`.
     pub fn end_tx(&mut self, now: SimTime) {
         self.catch_up(now);
         self.transmitting = false;

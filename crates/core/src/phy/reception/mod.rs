@@ -34,6 +34,7 @@ pub const POWER_TOLERANCE: f64 = 1e-9;
 /// A signal that starts arriving at a radio.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Arrival {
+    /// The transmission the signal belongs to.
     pub tx: TxId,
     /// Received power, W.
     pub power_w: f64,
@@ -130,15 +131,22 @@ pub struct SignalEnd {
 /// Which reception model a scenario runs (`radio.reception`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum ReceptionModel {
+    /// ns-2's threshold capture (`threshold.rs`), the default: the papers'
+    /// figures come from ns-2 and QualNet runs of this model.
     #[default]
     Threshold,
+    /// ns-3's cumulative-interference SINR with preamble detection
+    /// (`sinr.rs`).
     Sinr(SinrConfig),
 }
 
 /// The reception models, dispatched by `match`.
 #[derive(Clone, Debug)]
 pub enum Reception {
+    /// Threshold capture.
     Threshold(ThresholdRx),
+    /// SINR; boxed, as its state is several times the threshold model's and
+    /// the radio keeps its hot fields in one cache line.
     Sinr(Box<SinrRx>),
 }
 

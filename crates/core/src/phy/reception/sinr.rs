@@ -99,6 +99,7 @@ impl SinrConfig {
     }
 }
 
+/// A level in dB as a power ratio.
 pub fn db_to_ratio(db: f64) -> f64 {
     10f64.powf(db / 10.0)
 }
@@ -163,6 +164,8 @@ struct Current {
     ln_payload: f64,
 }
 
+/// One radio's SINR receiver: the signals on the air here, the preamble
+/// candidates and the frame being received.
 #[derive(Clone, Debug)]
 pub struct SinrRx {
     noise_w: f64,
@@ -210,10 +213,13 @@ impl SinrRx {
         }
     }
 
+    /// Whether a frame's preamble was detected and its end not yet reached.
     pub fn is_receiving(&self) -> bool {
         self.rx.is_some()
     }
 
+    /// Energy-detection carrier sense: the summed power on the air reaches
+    /// the carrier-sense threshold (IEEE 802.11-2012 §9.3.2.1, physical CS).
     pub fn is_medium_busy(&self) -> bool {
         self.total_w >= self.cs_w
     }
@@ -332,6 +338,9 @@ impl SinrRx {
         }
     }
 
+    /// A signal starts arriving: it adds to the interference, may become a
+    /// preamble candidate, or captures the current frame. Losses are
+    /// reported at the signal's end, not here.
     pub fn signal_start(&mut self, now: SimTime, a: Arrival, transmitting: bool) {
         self.accumulate(now);
         let decodable = a.power_w >= self.sensitivity_w && a.power_w >= self.rx_w[a.rate.index()];
@@ -363,6 +372,8 @@ impl SinrRx {
         self.total_w += a.power_w;
     }
 
+    /// A signal leaves the air: the frame being received gets its payload
+    /// verdict, and a decodable frame never decoded is reported lost.
     pub fn signal_end(&mut self, now: SimTime, tx: TxId, transmitting: bool) -> SignalEnd {
         self.accumulate(now);
         let mut out = SignalEnd::default();

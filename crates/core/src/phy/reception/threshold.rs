@@ -67,6 +67,7 @@ pub struct ThresholdParams {
 }
 
 impl ThresholdParams {
+    /// The thresholds of `th`, without ns-2's two receiver rules.
     pub fn new(th: &Thresholds, lock_sensed: bool) -> Arc<Self> {
         Self::with_ns2(th, lock_sensed, false, false)
     }
@@ -85,6 +86,8 @@ impl ThresholdParams {
     }
 }
 
+/// One radio's threshold receiver: the frame it is locked onto and the
+/// other signals on the air here.
 #[derive(Clone, Debug)]
 pub struct ThresholdRx {
     params: Arc<ThresholdParams>,
@@ -97,6 +100,7 @@ pub struct ThresholdRx {
 }
 
 impl ThresholdRx {
+    /// A radio with thresholds of its own (tests; a run shares them).
     pub fn new(th: &Thresholds, lock_sensed: bool) -> Self {
         Self::shared(ThresholdParams::new(th, lock_sensed))
     }
@@ -110,10 +114,13 @@ impl ThresholdRx {
         }
     }
 
+    /// Locked onto a frame at or above its decode threshold.
     pub fn is_receiving(&self) -> bool {
         self.lock.is_some_and(|l| l.verdict != Verdict::Sensed)
     }
 
+    /// Locked onto any signal, sensed-only ones included (ns-2 locks onto
+    /// those too unless `lock_sensed` is off).
     pub fn is_locked(&self) -> bool {
         self.lock.is_some()
     }
@@ -134,6 +141,9 @@ impl ThresholdRx {
         (l.verdict == Verdict::Ok).then_some(l.tx)
     }
 
+    /// A signal starts arriving: it is ignored below carrier sense, locks an
+    /// idle radio, or corrupts the locked frame unless that frame is
+    /// `capture_ratio` times stronger. Returns the frames lost by it.
     pub fn signal_start(&mut self, _now: SimTime, a: Arrival, transmitting: bool) -> Losses {
         let mut losses = Losses::default();
         let params = &*self.params;
