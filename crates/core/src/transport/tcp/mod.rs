@@ -187,6 +187,7 @@ pub enum TcpVariant {
 }
 
 impl TcpVariant {
+    /// Every variant, in the order error messages list them.
     pub const ALL: [TcpVariant; 6] = [
         TcpVariant::NewReno,
         TcpVariant::Reno,
@@ -236,6 +237,7 @@ pub struct Segment {
     pub ack: u64,
     /// Payload bytes.
     pub len: u32,
+    /// A pure ACK from the receiver rather than data from the sender.
     pub is_ack: bool,
     /// The segment carries bytes that were sent before (for traces; the
     /// receiver does not need it).

@@ -73,9 +73,11 @@ impl Pacer {
         first
     }
 
+    /// No segment waits for its slot.
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }
+    /// Segments waiting for their slot.
     pub fn len(&self) -> usize {
         self.queue.len()
     }

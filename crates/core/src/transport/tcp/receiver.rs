@@ -43,6 +43,7 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
+    /// A receiver expecting byte 0, with `cfg`'s delayed-ACK rule.
     pub fn new(cfg: &TcpConfig, _now: SimTime) -> Self {
         TcpReceiver {
             delayed_ack: cfg.delayed_ack,
@@ -180,6 +181,7 @@ impl TcpReceiver {
     pub fn buffered_bytes(&self) -> u64 {
         self.ooo.iter().map(|(s, e)| e - s).sum()
     }
+    /// Counters so far.
     pub fn stats(&self) -> &ReceiverStats {
         &self.stats
     }

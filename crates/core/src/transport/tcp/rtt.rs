@@ -20,6 +20,7 @@ pub struct RttEstimator {
 const K: u64 = 4;
 
 impl RttEstimator {
+    /// No sample yet: the RTO is `cfg`'s initial one (RFC 6298 §2.1).
     pub fn new(cfg: &TcpConfig) -> Self {
         RttEstimator {
             srtt: None,
@@ -82,12 +83,15 @@ impl RttEstimator {
         Duration(shifted.min(self.max_rto.0))
     }
 
+    /// SRTT; `None` before the first sample.
     pub fn srtt(&self) -> Option<Duration> {
         self.srtt
     }
+    /// RTTVAR; `None` before the first sample.
     pub fn rttvar(&self) -> Option<Duration> {
         self.srtt.map(|_| self.rttvar)
     }
+    /// Doublings of the RTO since the last sample (RFC 6298 §5.5).
     pub fn backoff(&self) -> u32 {
         self.backoff
     }

@@ -70,6 +70,8 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
+    /// A sender of `variant` with nothing sent: cwnd at the initial window,
+    /// ssthresh at the advertised window (RFC 5681 §3.1).
     pub fn new(cfg: &TcpConfig, variant: TcpVariant, mss: u32, _now: SimTime) -> Self {
         Self::with_controller(cfg, CongestionControl::new(variant, cfg, mss), mss)
     }
@@ -407,15 +409,19 @@ impl TcpSender {
         }
     }
 
+    /// Congestion window, packets.
     pub fn cwnd_pkts(&self) -> f64 {
         self.win.cwnd
     }
+    /// Slow-start threshold, packets.
     pub fn ssthresh_pkts(&self) -> f64 {
         self.win.ssthresh
     }
+    /// Smoothed RTT (RFC 6298 §2); `None` before the first sample.
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
     }
+    /// RTT variation (RFC 6298 §2); `None` before the first sample.
     pub fn rttvar(&self) -> Option<Duration> {
         self.rtt.rttvar()
     }
@@ -423,21 +429,27 @@ impl TcpSender {
     pub fn rto(&self) -> Duration {
         self.rtt.rto()
     }
+    /// Oldest unacknowledged byte (RFC 793 SND.UNA).
     pub fn snd_una(&self) -> u64 {
         self.snd_una
     }
+    /// Next byte to send (RFC 793 SND.NXT); back at SND.UNA after an RTO.
     pub fn snd_nxt(&self) -> u64 {
         self.snd_nxt
     }
+    /// One past the highest byte ever sent.
     pub fn snd_max(&self) -> u64 {
         self.snd_max
     }
+    /// Maximum segment size, bytes.
     pub fn mss(&self) -> u32 {
         self.mss
     }
+    /// In fast recovery (RFC 5681 §3.2, RFC 6582 §3.2).
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
     }
+    /// The congestion-control variant.
     pub fn variant(&self) -> TcpVariant {
         self.cc.variant()
     }
@@ -445,9 +457,11 @@ impl TcpSender {
     pub(crate) fn congestion_control_mut(&mut self) -> &mut CongestionControl {
         &mut self.cc
     }
+    /// The variant's state (estimators, pacing), for summaries and tests.
     pub fn congestion_control(&self) -> &CongestionControl {
         &self.cc
     }
+    /// Counters so far.
     pub fn stats(&self) -> &SenderStats {
         &self.stats
     }

@@ -29,7 +29,10 @@ use crate::time::{Duration, SimTime};
 /// papers count it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Window {
+    /// Congestion window, fractional so that congestion avoidance grows it
+    /// by 1/cwnd per ACK (RFC 5681 §3.1, eq. (3)).
     pub cwnd: f64,
+    /// Slow-start threshold: below it cwnd grows by one per ACK.
     pub ssthresh: f64,
     /// Growth stops here: the advertised window bounds what can be sent, so
     /// a larger cwnd would only inflate the next reduction.
@@ -39,13 +42,16 @@ pub struct Window {
 /// What an arriving ACK tells the congestion control.
 #[derive(Clone, Copy, Debug)]
 pub struct AckInfo {
+    /// When the ACK arrived.
     pub now: SimTime,
     /// Bytes newly acknowledged; 0 for a duplicate ACK.
     pub acked_bytes: u64,
+    /// The sender's MSS, bytes: what one packet of the window stands for.
     pub mss: u32,
     /// The sender's own RTT measurement carried by this ACK: one timed
     /// segment at a time, Karn's rule applied.
     pub rtt_sample: Option<Duration>,
+    /// The smoothed RTT after this ACK's sample (RFC 6298 §2).
     pub srtt: Option<Duration>,
     /// Hops the ACK travelled (what a TTL would tell); `None` when the caller
     /// does not know.
@@ -227,9 +233,13 @@ impl Controller for Reno {
 /// A congestion-control variant with its own state.
 #[derive(Clone, Debug)]
 pub enum CongestionControl {
+    /// RFC 5681 with RFC 6582's fast recovery.
     NewReno(NewReno),
+    /// RFC 5681 alone.
     Reno(Reno),
+    /// Yahia and Bíró's pacing by T_interval = RTT × CW / x.
     Mtcp(Mtcp),
+    /// ElRakabawy et al.'s adaptive pacing by (1 + 2 cov) · FHD.
     TcpAp(TcpAp),
     /// Westwood and Westwood+ (one estimator, two filters).
     Westwood(Westwood),
@@ -267,6 +277,7 @@ impl CongestionControl {
         }
     }
 
+    /// The scenario's name for the variant held.
     pub fn variant(&self) -> TcpVariant {
         match self {
             CongestionControl::NewReno(_) => TcpVariant::NewReno,

@@ -48,7 +48,9 @@ pub enum CwSource {
 pub struct MtcpConfig {
     /// The scale x of T_interval = RTT × CW / x (§3.2).
     pub x: f64,
+    /// Which RTT T_interval uses.
     pub rtt_source: RttSource,
+    /// Which CW T_interval uses.
     pub cw_source: CwSource,
     /// Loss recovery under the pacing; the paper's standard TCP is Reno.
     pub base: Base,
@@ -67,6 +69,8 @@ impl Default for MtcpConfig {
 }
 
 impl MtcpConfig {
+    /// Refuses an x that is not a positive number (T_interval would be
+    /// infinite or negative); the message names the key.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.x.is_finite() && self.x > 0.0 && self.x <= 1e6) {
             return Err(format!("tcp.mtcp.x = {}: must be a number > 0 and <= 1000000", self.x));
@@ -92,6 +96,7 @@ pub struct Mtcp {
 }
 
 impl Mtcp {
+    /// Before any RTT is measured, so segments leave unpaced.
     pub fn new(cfg: &MtcpConfig) -> Self {
         Mtcp {
             x: cfg.x,

@@ -67,6 +67,7 @@ pub struct TcpApConfig {
     pub delaybound_s: f64,
     /// Link rate for transmission times (`ll_bandwidth_`).
     pub ll_bandwidth_bps: f64,
+    /// How cov is computed: the reference code's MAD or the paper's CoV.
     pub cov: Variation,
     /// Back off the RTO on expiry (RFC 6298 §5.5); the reference does not.
     pub rto_backoff: bool,
@@ -88,6 +89,7 @@ impl Default for TcpApConfig {
 }
 
 impl TcpApConfig {
+    /// Checks each key's range; the message names the offending key.
     pub fn validate(&self) -> Result<(), String> {
         let int = |key: &str, v: u32, max: u32| {
             if v < 1 || v > max {
@@ -133,6 +135,7 @@ pub struct TcpAp {
 }
 
 impl TcpAp {
+    /// No FHD sample yet: the interval is 50 ms until the first.
     pub fn new(cfg: &TcpApConfig, mss: u32) -> Self {
         TcpAp {
             cfg: cfg.clone(),
@@ -145,12 +148,15 @@ impl TcpAp {
         }
     }
 
+    /// The smoothed four-hop propagation delay, s; 0 before a sample.
     pub fn fhd_s(&self) -> f64 {
         self.fhd
     }
+    /// cov of the FHD window, by `cfg.cov`.
     pub fn variation(&self) -> f64 {
         self.variation
     }
+    /// The average per-hop queueing delay q, s.
     pub fn avg_queuing_s(&self) -> f64 {
         self.avg_queuing
     }

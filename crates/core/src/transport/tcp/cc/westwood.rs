@@ -59,6 +59,7 @@ pub struct Westwood {
 }
 
 impl Westwood {
+    /// Westwood+ if `plus`, else Westwood; no estimate yet.
     pub fn new(plus: bool, cfg: &WestwoodConfig, mss: u32) -> Self {
         let default = if plus { Base::NewReno } else { Base::Reno };
         Westwood {
@@ -76,6 +77,7 @@ impl Westwood {
         }
     }
 
+    /// Whether this is Westwood+ (one sample per RTT).
     pub fn is_plus(&self) -> bool {
         self.plus
     }
@@ -83,6 +85,8 @@ impl Westwood {
     pub fn bwe(&self) -> f64 {
         self.bwe
     }
+    /// The smallest RTT seen, the propagation delay the ssthresh rule
+    /// multiplies BWE by.
     pub fn rtt_min(&self) -> Option<Duration> {
         self.rtt_min
     }
