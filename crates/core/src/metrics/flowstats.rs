@@ -141,12 +141,17 @@ impl DelayStats {
 /// into `FlowSummary`.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct DelaySummary {
+    /// Shortest one-way delay (creation at the source to delivery), s;
+    /// `None` when nothing was delivered, as for every delay below.
     pub min_delay_s: Option<f64>,
     /// Median, 95th and 99th percentile one-way delay (nearest rank, from
     /// the histogram: within 3.2 % of the exact value).
     pub median_delay_s: Option<f64>,
+    /// 95th percentile, as the median.
     pub p95_delay_s: Option<f64>,
+    /// 99th percentile, as the median.
     pub p99_delay_s: Option<f64>,
+    /// Longest one-way delay, exact.
     pub max_delay_s: Option<f64>,
     /// RFC 3550 §6.4.1's interarrival jitter after the last delivery: the
     /// running mean deviation J += (|D| − J)/16 of the transit-time
@@ -156,14 +161,18 @@ pub struct DelaySummary {
     pub mean_jitter_s: Option<f64>,
     /// Σ over delivered packets of the relays they crossed (hops − 1).
     pub times_forwarded: u64,
+    /// The histogram the percentiles are read from.
     pub delay_histogram: DelayHistogram,
 }
 
 /// The non-empty bins of a flow's delay histogram, as columns.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct DelayHistogram {
+    /// Lower edge of each bin, s (inclusive).
     pub bin_lo_s: Vec<f64>,
+    /// Upper edge of each bin, s (exclusive).
     pub bin_hi_s: Vec<f64>,
+    /// Delivered packets whose delay falls in each bin.
     pub count: Vec<u64>,
 }
 

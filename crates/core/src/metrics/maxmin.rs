@@ -36,7 +36,9 @@ fn gcd(mut a: i128, mut b: i128) -> i128 {
 }
 
 impl Ratio {
+    /// No load.
     pub const ZERO: Ratio = Ratio { num: 0, den: 1 };
+    /// A whole region's boundary C-load (eq. (1)).
     pub const ONE: Ratio = Ratio { num: 1, den: 1 };
 
     /// `num / den`, reduced. Panics on a zero denominator (a broken invariant).
@@ -50,18 +52,23 @@ impl Ratio {
         }
     }
 
+    /// Numerator in lowest terms.
     pub fn numer(self) -> i128 {
         self.num
     }
 
+    /// Denominator in lowest terms, positive.
     pub fn denom(self) -> i128 {
         self.den
     }
 
+    /// The nearest float, for output and rate arithmetic.
     pub fn to_f64(self) -> f64 {
         self.num as f64 / self.den as f64
     }
 
+    /// `self / k`: a region's remaining load split over `k` fresh
+    /// associations (§3.3). Panics if `k` is 0.
     pub fn div_int(self, k: i128) -> Ratio {
         Ratio::new(self.num, self.den * k)
     }
@@ -107,7 +114,9 @@ impl fmt::Display for Ratio {
 /// ascending) that load it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
+    /// The central node.
     pub centre: u32,
+    /// Flow indices with a node within range of the centre, ascending.
     pub members: Vec<usize>,
 }
 

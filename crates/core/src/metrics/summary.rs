@@ -6,19 +6,31 @@ use std::collections::BTreeMap;
 
 pub use super::flowstats::DelaySummary;
 
+/// One flow's entry of the summary's `flows` (CONTRACT.md §3).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
+    /// The flow's index in the scenario's flow list.
     pub id: u32,
+    /// Source node, by scenario id.
     pub src: i64,
+    /// Destination node, by scenario id.
     pub dst: i64,
+    /// `udp` or the TCP variant's name (`tcp-newreno`, ...).
     pub transport: String,
     /// Hops of the route the flow's data took (static: its route).
     pub hops: Option<u32>,
+    /// Payload delivered in order and once during the measurement window,
+    /// kbit/s (10^3 bit/s): what the papers plot as a flow's throughput.
     pub throughput_kbps: f64,
+    /// Payload bytes behind `throughput_kbps`.
     pub delivered_bytes: u64,
+    /// The same quantity per series bin (1 s unless
+    /// `trace.series_interval_s` says otherwise), from time 0.
     pub series_kbps: Vec<f64>,
-    /// Packets the application handed down, and packets delivered.
+    /// Network-layer data packets the source sent, TCP retransmissions
+    /// included (ns-3 FlowMonitor's txPackets).
     pub packets_sent: u64,
+    /// Of those, packets delivered at the destination (rxPackets).
     pub packets_delivered: u64,
     /// Mean one-way delay of delivered packets, seconds.
     pub mean_delay_s: Option<f64>,
@@ -47,16 +59,25 @@ pub struct TcpFlowSummary {
     pub timeouts: u64,
 }
 
+/// The MAC's counters, summed over the nodes.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct MacSummary {
+    /// Frames put on the air, by frame type (`rts`, `cts`, `data`, `ack`,
+    /// and the remedies' own types when enabled).
     pub frames_sent: BTreeMap<&'static str, u64>,
+    /// Frames their addressee did not decode because of interference, by
+    /// frame type.
     pub collisions: BTreeMap<&'static str, u64>,
+    /// MSDUs discarded at the retry limit (IEEE 802.11-2012 §9.3.4.4).
     pub retry_drops: u64,
+    /// Data frames received again and discarded by the duplicate filter
+    /// (§9.3.2.10).
     pub duplicates: u64,
     /// With `[mac] count_first_rts`: MSDUs whose first RTS went on the air
     /// after contention, and those whose first RTS got no CTS.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub msdus_started: Option<u64>,
+    /// MSDUs whose first RTS got no CTS (see `msdus_started`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_rts_failed: Option<u64>,
     /// Quick-exchange's counters, with `[mac.quick_exchange]` enabled.
@@ -125,29 +146,50 @@ pub struct QuickExchangeSummary {
 /// Routing protocol overhead: control packets and bytes sent, by type.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct RoutingSummary {
+    /// The scenario's `routing` value.
     pub protocol: String,
+    /// Control packets sent, forwarded ones and HELLOs included.
     pub control_packets: u64,
+    /// Their bytes above the link layer: the RFC 3561 §5 message plus IP
+    /// and UDP headers.
     pub control_bytes: u64,
+    /// Control packets by message type (`rreq`, `rrep`, `rerr`, ...).
     pub by_type: BTreeMap<&'static str, u64>,
 }
 
+/// Packet conservation: every network-layer packet made is delivered,
+/// dropped with a cause, or still in flight at the end.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LedgerSummary {
+    /// Packets made anywhere: data, TCP ACKs, routing and control.
     pub generated: u64,
+    /// Packets that reached their destination.
     pub delivered: u64,
+    /// Packets dropped, each with a cause of `drops`.
     pub dropped: u64,
+    /// Packets neither delivered nor dropped when the run ended.
     pub in_flight: u64,
+    /// generated = delivered + dropped + in_flight.
     pub balanced: bool,
 }
 
+/// The run summary `manetfair run --json` prints (CONTRACT.md §3).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
+    /// The scenario's name.
     pub name: String,
+    /// The run's seed, from which every random stream derives.
     pub seed: u64,
+    /// Simulated time, s.
     pub duration_s: f64,
+    /// Wall-clock time of the run, s; the one field that differs between
+    /// equal runs.
     pub wall_s: f64,
+    /// Events popped from the event queue.
     pub events: u64,
+    /// Per-flow results, in scenario order.
     pub flows: Vec<FlowSummary>,
+    /// Σ of the flows' `throughput_kbps`.
     pub aggregate_kbps: f64,
     /// Jain's index over the flows' `throughput_kbps` (1 for one flow).
     pub jain_index: f64,
@@ -162,11 +204,19 @@ pub struct Summary {
     /// Jain = 1 / (1 + u²). Absent for fewer than two flows or nothing delivered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unfairness_index: Option<f64>,
+    /// MAC counters over all nodes.
     pub mac: MacSummary,
+    /// Network-layer packets dropped, by cause (`queue_overflow`,
+    /// `mac_retry`, `no_route`, `aqm`, and `arp` under `[ns2] arp`).
     pub drops: BTreeMap<&'static str, u64>,
+    /// Packet conservation check.
     pub ledger: LedgerSummary,
+    /// Routing overhead.
     pub routing: RoutingSummary,
+    /// Number of nodes.
     pub nodes: usize,
+    /// `manetfair` and the core's version, so a stored result names what
+    /// produced it.
     pub simulator: String,
     /// One section per scheme the run uses, each under its own key: `nred`
     /// (NRED's overhead and actions, `NredSummary`) and `neighborhood` (how
@@ -189,6 +239,7 @@ impl SchemeSections {
         self.0.push((key, value));
     }
 
+    /// The section `key`, if the run has it.
     pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
         self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
@@ -209,18 +260,23 @@ impl Serialize for SchemeSections {
 /// (Xu et al. §6.1), over the 1 s bins while any flow is active.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct NeighborhoodSummary {
+    /// The traced node, by scenario id.
     pub node: i64,
     /// Pearson correlation of estimate_avg and real_avg over the active bins.
     pub corr: Option<f64>,
     /// The same up to saturation: the first bin where the estimate reaches
     /// 95% of its largest value.
     pub corr_rising: Option<f64>,
+    /// End of the bin where the estimate saturates, s.
     pub saturation_s: Option<f64>,
     /// Mean after saturation over the value at saturation, for each series:
     /// the estimate levels off while the real queue may keep growing.
     pub estimate_growth_after: Option<f64>,
+    /// The same for the real queue.
     pub real_growth_after: Option<f64>,
+    /// Mean estimate over the active bins (queue-size index).
     pub mean_estimate: f64,
+    /// Mean real neighborhood queue over the active bins, packets.
     pub mean_real: f64,
 }
 
@@ -229,6 +285,7 @@ pub struct NeighborhoodSummary {
 pub struct NredSummary {
     /// NCN packets sent (each is also a packet in the ledger) and their bytes.
     pub ncn_sent: u64,
+    /// Bytes of those NCN packets.
     pub ncn_bytes: u64,
     /// NCNs sent with normalizedP_b = 1 (average at or above max_th).
     pub ncn_saturated: u64,
@@ -236,9 +293,11 @@ pub struct NredSummary {
     pub ncn_heard: u64,
     /// T_NCN ticks on which conditions (i)-(iv) blocked a notification.
     pub blocked: BTreeMap<&'static str, u64>,
+    /// Notifications that passed (i)-(iv) but found no known neighbour.
     pub no_neighbor: u64,
-    /// Packets dropped by Algorithm 5.2 on each side.
+    /// Packets dropped by Algorithm 5.2 entering the outgoing queue.
     pub drops_outgoing: u64,
+    /// Packets dropped by Algorithm 5.2 on reception from a neighbour.
     pub drops_incoming: u64,
 }
 
@@ -246,6 +305,7 @@ pub struct NredSummary {
 /// sampled at the end of each bin.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct NeighborhoodTrace {
+    /// The traced node, by scenario id.
     pub node: i64,
     /// NRED's estimate avg (queue-size index) at the node.
     pub estimate_avg: Vec<f64>,
@@ -257,6 +317,7 @@ pub struct NeighborhoodTrace {
 }
 
 impl Summary {
+    /// The summary as one line of JSON, fields in the contract's order.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("summary serialises")
     }
@@ -265,8 +326,11 @@ impl Summary {
 /// Time series in 1 s bins, as columns.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct Traces {
+    /// Bin width, s.
     pub bin_s: f64,
+    /// Start of each bin, s.
     pub time_s: Vec<f64>,
+    /// Per flow, goodput in each bin, kbit/s (as `series_kbps`).
     pub flow_throughput_kbps: Vec<Vec<f64>>,
     /// Time-averaged interface queue length per node and bin.
     pub queue_len_pkts: Vec<Vec<f64>>,
@@ -281,11 +345,17 @@ pub struct Traces {
     pub neighborhood: Option<NeighborhoodTrace>,
 }
 
+/// One TCP sender's state at the end of each bin, the curves of the
+/// papers' cwnd figures.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct TcpTrace {
+    /// Congestion window, packets.
     pub cwnd_pkts: Vec<f64>,
+    /// Slow-start threshold, packets.
     pub ssthresh_pkts: Vec<f64>,
+    /// Smoothed RTT (RFC 6298 §2), s; `None` before the first sample.
     pub srtt_s: Vec<Option<f64>>,
+    /// RTT variation (RFC 6298 §2), s; `None` before the first sample.
     pub rttvar_s: Vec<Option<f64>>,
     /// Expiries of the retransmission timer during each bin.
     pub timeouts: Vec<u64>,
@@ -294,6 +364,7 @@ pub struct TcpTrace {
 }
 
 impl Traces {
+    /// The traces as one line of JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("traces serialise")
     }
