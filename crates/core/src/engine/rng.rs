@@ -12,7 +12,8 @@ pub enum Purpose {
     Backoff = 1,
     /// Random placement of the nodes, drawn once per scenario.
     Topology = 2,
-    /// Flow endpoints the scenario draws, and on/off sources' periods.
+    /// Flow endpoints the scenario draws, and on/off sources' object sizes,
+    /// pages and think times.
     Traffic = 3,
     /// AODV's broadcast jitter, which keeps neighbours' rebroadcasts of one
     /// RREQ from colliding (RFC 5148).

@@ -169,7 +169,8 @@ pub struct LedgerSummary {
     pub dropped: u64,
     /// Packets neither delivered nor dropped when the run ended.
     pub in_flight: u64,
-    /// generated = delivered + dropped + in_flight.
+    /// `in_flight` equals the packets the nodes still hold: none vanished
+    /// without a cause.
     pub balanced: bool,
 }
 

@@ -12,8 +12,7 @@ use crate::time::SimTime;
 
 /// Where a node is over the whole run, as ns-2's `setdest` moves it:
 /// piecewise linear, so a position is one binary search and one
-/// interpolation, and the channel can bound how far a node gets between two
-/// looks.
+/// interpolation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trajectory {
     /// (time, position), times strictly increasing; at least one point.

@@ -10,7 +10,7 @@ use crate::time::{Duration, SimTime};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
-/// The model's parameters, as ns-2's `setdest -p -M -x -y` take them.
+/// The model's parameters, those of ns-2's `setdest`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RandomWaypoint {
     /// Area width (x), metres; destinations are uniform in the area.

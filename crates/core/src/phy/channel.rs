@@ -14,9 +14,9 @@ use std::collections::HashMap;
 /// A point on the plane, metres; the model is flat (ns-2 ignores Z too).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Position {
-    /// East, metres.
+    /// ns-2's `X_`, metres.
     pub x: f64,
-    /// North, metres.
+    /// ns-2's `Y_`, metres.
     pub y: f64,
 }
 

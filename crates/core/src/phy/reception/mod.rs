@@ -131,8 +131,8 @@ pub struct SignalEnd {
 /// Which reception model a scenario runs (`radio.reception`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum ReceptionModel {
-    /// ns-2's threshold capture (`threshold.rs`), the default: the papers'
-    /// figures come from ns-2 and QualNet runs of this model.
+    /// ns-2's threshold capture (`threshold.rs`), the default: the
+    /// reception rule of the ns-2 runs the papers report.
     #[default]
     Threshold,
     /// ns-3's cumulative-interference SINR with preamble detection

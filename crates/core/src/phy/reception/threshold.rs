@@ -119,8 +119,8 @@ impl ThresholdRx {
         self.lock.is_some_and(|l| l.verdict != Verdict::Sensed)
     }
 
-    /// Locked onto any signal, sensed-only ones included (ns-2 locks onto
-    /// those too unless `lock_sensed` is off).
+    /// Locked onto any signal, sensed-only ones included (those lock the
+    /// radio with `lock_sensed`, as in ns-2).
     pub fn is_locked(&self) -> bool {
         self.lock.is_some()
     }

@@ -69,7 +69,7 @@ impl Default for MtcpConfig {
 }
 
 impl MtcpConfig {
-    /// Refuses an x that is not a positive number (T_interval would be
+    /// Refuses an x outside (0, 10^6] (at 0 or below T_interval is
     /// infinite or negative); the message names the key.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.x.is_finite() && self.x > 0.0 && self.x <= 1e6) {
