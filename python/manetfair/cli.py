@@ -954,7 +954,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     availability = {e.id: e.availability() for e in chosen}
     timing.expansion_s += time.perf_counter() - t0
     if args.ids:
-        missing = [(i, availability[i][1]) for i in args.ids if not availability[i][0]]
+        named = [e.id for e in chosen]  # a prefix (`league`) names all its experiments
+        missing = [(i, availability[i][1]) for i in named if not availability[i][0]]
         if missing:
             for exp_id, why in missing:
                 _err(f"experiment {exp_id} is not yet available: {why}")

@@ -384,9 +384,15 @@ def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
 
 def select(experiments: Sequence[Experiment], ids: Sequence[str]) -> list[Experiment]:
     """The experiments named by `ids` (in that order, each once however often it is
-    named), or InputError for an unknown id."""
-    ids = list(dict.fromkeys(ids))
+    named), or InputError for an unknown id. A name that is no id but the prefix of
+    some (`league`, `nred`: the part before the first `-`) names all of them, in
+    id order."""
     by_id = {e.id: e for e in experiments}
+    expanded: list[str] = []
+    for name in ids:
+        group = [e.id for e in experiments if e.id.partition("-")[0] == name]
+        expanded.extend(group if name not in by_id and group else [name])
+    ids = list(dict.fromkeys(expanded))
     unknown = [i for i in ids if i not in by_id]
     if unknown:
         raise InputError(

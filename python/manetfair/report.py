@@ -67,7 +67,7 @@ def write(
     variant (of the first RUN_PAGES variants) gets a page of its own under `runs/<id>/`
     (manetfair.runplots), linked from the experiment's table of variants.
     """
-    from manetfair import report_platform, report_reception
+    from manetfair import league, report_platform, report_reception
     from manetfair.output import check_target
 
     t0 = time.perf_counter()
@@ -107,12 +107,17 @@ def write(
         written.append(_write(out / f"{exp_id}.json", json.dumps(_entry(r, stamp), indent=1)))
     written += report_reception.write(out)
     written += report_platform.write(out)
+    written += league.write(results, out)
     footer = None
     if timing is not None:
         timing.report_s += time.perf_counter() - t0
         timing.stop()
         footer = _timing_footer(timing)
-    pages = {"reception": report_reception.has_page(out), "platform": report_platform.has_page(out)}
+    pages = {
+        "reception": report_reception.has_page(out),
+        "platform": report_platform.has_page(out),
+        "league": league.has_page(out),
+    }
     md, page = _index(results, out, stamp, pages, footer)
     written.append(_write(out / "index.md", md))
     written.append(_write(out / "index.html", page))
@@ -350,6 +355,7 @@ def _index(
         rows=rows,
         reception=side_by_side["reception"],
         platform=side_by_side["platform"],
+        league=side_by_side["league"],
         timing=timing,
     )
 
