@@ -855,6 +855,9 @@ def cmd_experiments(args: argparse.Namespace) -> int:
                 "missing_arms": [
                     {"axis": a, "value": v, "reason": r} for a, v, r in exp.missing_arms()
                 ],
+                "refused_arms": [
+                    {"axis": a, "value": v, "reason": r} for a, v, r in exp.refused_arms()
+                ],
             }
         )
     if args.json:
@@ -876,6 +879,8 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             print(f"{'':<{width}}  why not: {x['reason']}")
         for arm in x["missing_arms"]:
             print(f"{'':<{width}}  arm {arm['axis']} = {arm['value']} waits: {arm['reason']}")
+        for arm in x["refused_arms"]:
+            print(f"{'':<{width}}  arm {arm['axis']} = {arm['value']} refused: {arm['reason']}")
     return EXIT_OK
 
 
@@ -1023,6 +1028,10 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
         out.writelines(
             f"  arm {axis} = {value} not yet available: {why}\n"
             for axis, value, why in r.experiment.missing_arms()
+        )
+        out.writelines(
+            f"  arm {axis} = {value} refused by the stack: {why}\n"
+            for axis, value, why in r.experiment.refused_arms()
         )
         pending = r.experiment.pending_claims()
         if pending:

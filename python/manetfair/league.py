@@ -235,9 +235,9 @@ def document(results: Sequence[ExperimentResult]) -> dict[str, Any]:
         exp = r.experiment
         arm_axis = next(a for a in exp.axes if a.name == "arm")
         for a in arm_axis.values:
-            if str(a) not in arms and str(a) not in arm_axis.unavailable:
+            if str(a) not in arms and str(a) in arm_axis.runnable([a]):
                 arms.append(str(a))
-        refused.update(arm_axis.unavailable)
+        refused.update(arm_axis.refused)
         networks.append(_network(r))
     league = {p: _league(networks, p, arms) for p in PLATFORMS}
     return {
@@ -503,6 +503,18 @@ def _context(doc: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# How the scatter draws each kind of arm: (label, marker, colour, marker size).
+_KINDS = (
+    ("one remedy", "o", "tab:blue", 5),
+    ("a pairing", "s", "tab:orange", 4),
+    ("plain 802.11", "o", "black", 8),
+)
+
+
+def _kind(arm: str) -> int:
+    return 2 if arm == BASELINE else (0 if " & " not in arm else 1)
+
+
 def scatter(network: Mapping[str, Any], path: Path) -> None:
     """One network's fairness (Jain) against aggregate goodput, a panel per platform:
     each arm at its means with its seeds' range on both axes, the Pareto front drawn
@@ -512,25 +524,33 @@ def scatter(network: Mapping[str, Any], path: Path) -> None:
     plt = _pyplot()
     plats = [p for p in PLATFORMS if p in network["platforms"]]
     fig, axes = plt.subplots(1, len(plats), figsize=(6.2 * len(plats), 4.6), dpi=100, squeeze=False)
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.12, top=0.92, wspace=0.18)
     try:
         for ax, p in zip(axes[0], plats):
             data = network["platforms"][p]
-            for a, cell in sorted(data["arms"].items()):
-                g, j = cell["goodput_kbps"], cell["jain"]
-                if g["mean"] is None or j["mean"] is None:
+            for kind, (label, marker, colour, size) in enumerate(_KINDS):
+                cells = [
+                    c
+                    for a, c in sorted(data["arms"].items())
+                    if _kind(a) == kind
+                    and c["goodput_kbps"]["mean"] is not None
+                    and c["jain"]["mean"] is not None
+                ]
+                if not cells:
                     continue
-                single = " & " not in a
-                colour = "black" if a == BASELINE else ("tab:blue" if single else "tab:orange")
+                g = [c["goodput_kbps"] for c in cells]
+                j = [c["jain"] for c in cells]
                 ax.errorbar(
-                    g["mean"],
-                    j["mean"],
-                    xerr=[[g["mean"] - g["min"]], [g["max"] - g["mean"]]],
-                    yerr=[[j["mean"] - j["min"]], [j["max"] - j["mean"]]],
-                    fmt="o" if single else "s",
+                    [s["mean"] for s in g],
+                    [s["mean"] for s in j],
+                    xerr=[[s["mean"] - s["min"] for s in g], [s["max"] - s["mean"] for s in g]],
+                    yerr=[[s["mean"] - s["min"] for s in j], [s["max"] - s["mean"] for s in j]],
+                    fmt=marker,
                     color=colour,
-                    markersize=5 if a != BASELINE else 8,
+                    markersize=size,
                     elinewidth=0.6,
                     alpha=0.85,
+                    label=label,
                 )
             front = data["pareto"]
             xs = [data["arms"][a]["goodput_kbps"]["mean"] for a in front]
@@ -551,11 +571,7 @@ def scatter(network: Mapping[str, Any], path: Path) -> None:
             ax.set_xlabel("aggregate goodput (kbit/s)")
             ax.set_ylabel("Jain's index")
             ax.grid(True, alpha=0.3)
-            ax.plot([], [], "o", color="tab:blue", label="one remedy")
-            ax.plot([], [], "s", color="tab:orange", label="a pairing")
-            ax.plot([], [], "o", color="black", markersize=8, label="plain 802.11")
             ax.legend(fontsize=7, loc="lower left")
-        fig.tight_layout()
         write_file(path, lambda tmp: fig.savefig(tmp, format="png", metadata={"Software": None}))
     finally:
         plt.close(fig)
