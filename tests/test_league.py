@@ -197,7 +197,7 @@ def test_the_same_seeds_give_the_same_table(tmp_path: Path) -> None:
         report.write(results, out)
         docs.append(json.loads((out / "league.json").read_text(encoding="utf-8")))
         pages.append(re.sub(r"`[0-9a-f]{32}`", "RUN", (out / "league-runs.md").read_text()))
-        assert (out / "league-hidden.png").is_file()
+        assert (out / "league-hidden-scatter.png").is_file()
         assert "[the league](league.md)" in (out / "index.md").read_text(encoding="utf-8")
     assert _without_run_ids(docs[0]) == _without_run_ids(docs[1])
     assert pages[0] == pages[1]
@@ -217,3 +217,38 @@ def test_a_prefix_names_every_experiment_it_starts() -> None:
     assert sorted(e.id for e in chosen) == sorted(e.id for e in LEAGUE)
     with pytest.raises(InputError, match="unknown experiment"):
         experiments.select(experiments.load_all(), ["leag"])
+
+
+def _league_table() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "league_table", REPO / "tools" / "league_table.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+KEPT = REPO / "docs" / "data" / "league-quick.json"
+
+
+def test_the_docs_league_tables_are_the_generated_ones() -> None:
+    tool = _league_table()
+    text = (REPO / "docs" / "experiments.md").read_text(encoding="utf-8")
+    start, end = text.index(tool.BEGIN), text.index(tool.END)
+    kept = json.loads(KEPT.read_text(encoding="utf-8"))
+    assert text[start : end + len(tool.END) + 1] == tool.table(kept)
+
+
+def test_the_kept_league_has_todays_networks_and_arms() -> None:
+    kept = json.loads(KEPT.read_text(encoding="utf-8"))
+    assert kept["quick"] and kept["seeds"] == 3
+    assert [n["id"] for n in kept["networks"]] == [e.id for e in LEAGUE]
+    axis = _arm_axis(LEAGUE[0])
+    assert [a["arm"] for a in kept["arms"]] == axis.runnable(axis.values)
+    assert {r["arm"]: r["reason"] for r in kept["refused"]} == axis.refused
+    for n in kept["networks"]:
+        for p in league.PLATFORMS:
+            assert set(n["platforms"][p]["arms"]) == set(axis.runnable(axis.values))

@@ -15,7 +15,7 @@ on both platforms. This module reads those runs' summaries, and only them:
 
 `document` is the league as JSON (`league.json` in the report folder); `write` draws
 the page (`league.md`, `league.html`), the runs behind every number
-(`league-runs.md`, `league-runs.html`) and one scatter per network (`league-<id>.png`).
+(`league-runs.md`, `league-runs.html`) and one scatter per network (`<id>-scatter.png`).
 """
 
 from __future__ import annotations
@@ -429,7 +429,7 @@ def _context(doc: Mapping[str, Any]) -> dict[str, Any]:
                     "platform": p,
                     "rows": rows,
                     "pareto": data["pareto"],
-                    "png": f"league-{n['id'][len(PREFIX) :]}.png",
+                    "png": f"{n['id']}-scatter.png",
                 }
             )
         networks.append({**n, "per_platform": per_platform})
@@ -586,7 +586,7 @@ def write(results: Sequence[ExperimentResult], out: Path) -> list[Path]:
     written = [out / "league.json"]
     write_text(written[0], json.dumps(doc, indent=1, allow_nan=False) + "\n")
     for n in doc["networks"]:
-        path = out / f"league-{n['id'][len(PREFIX) :]}.png"
+        path = out / f"{n['id']}-scatter.png"
         scatter(n, path)
         written.append(path)
     context = _context(doc)

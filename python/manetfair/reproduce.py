@@ -536,8 +536,9 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
     counts (claims holding and claims, controls excluded; controls; calibrated),
     and per claim the quote (the paper's sentence), test, tolerance, relative
     deviation, the axes it is about and whether it tests a direction only;
-    `missing_arms` (axis values not run yet, with the reason) and `pending_claims`
-    (claims about those arms, not evaluated, with their quotes).
+    `missing_arms` (axis values not run yet, with the reason), `refused_arms` (axis
+    values the stack refuses, with the core's reason) and `pending_claims` (claims
+    about the missing arms, not evaluated, with their quotes).
     """
     out = []
     for r in results:
@@ -577,6 +578,9 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
                 },
                 "missing_arms": [
                     {"axis": a, "value": v, "reason": why} for a, v, why in exp.missing_arms()
+                ],
+                "refused_arms": [
+                    {"axis": a, "value": v, "reason": why} for a, v, why in exp.refused_arms()
                 ],
                 "pending_claims": [
                     {
