@@ -388,6 +388,11 @@ def _cell(stats: Mapping[str, float | None]) -> str:
     return f"{fmt_number(mean)} ({fmt_number(lo)}–{fmt_number(hi)})"
 
 
+def _rank(x: float | None) -> str:
+    """A mean rank, to one decimal."""
+    return "n/a" if x is None else f"{x:.1f}"
+
+
 def _context(doc: Mapping[str, Any]) -> dict[str, Any]:
     """What the page templates read: rows of formatted cells with their links."""
     from manetfair.pages import fmt_number
@@ -446,9 +451,9 @@ def _context(doc: Mapping[str, Any]) -> dict[str, Any]:
                     {
                         "arm": a,
                         "cells": [
-                            (fmt_number(table[a][m.key]), slug("rank", p, m.key)) for m in metrics
+                            (_rank(table[a][m.key]), slug("rank", p, m.key)) for m in metrics
                         ],
-                        "overall": fmt_number(table[a]["overall"]),
+                        "overall": _rank(table[a]["overall"]),
                     }
                     for a in order
                 ],
