@@ -200,11 +200,13 @@ class Experiment:
         ]
 
     def pending_claims(self) -> list[tuple[dict[str, Any], str]]:
-        """Claims that select an unavailable arm, each with the reason it cannot run yet
-        (every claim of an experiment declared unavailable, with its reason)."""
+        """Claims that select an unavailable or refused arm, each with the reason it
+        cannot run (every claim of an experiment declared unavailable, with its reason)."""
         if self.declared_unavailable is not None:
             return [(c, self.declared_unavailable) for c in self.claims]
-        reasons = {(a, str(v)): why for a, v, why in self.missing_arms()}
+        # A claim about a refused arm can never be judged either.
+        arms = self.missing_arms() + self.refused_arms()
+        reasons = {(a, str(v)): why for a, v, why in arms}
         out = []
         for claim in self.claims:
             hit = [
