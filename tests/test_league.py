@@ -252,3 +252,20 @@ def test_the_kept_league_has_todays_networks_and_arms() -> None:
     for n in kept["networks"]:
         for p in league.PLATFORMS:
             assert set(n["platforms"][p]["arms"]) == set(axis.runnable(axis.values))
+
+
+def test_a_winner_that_ranks_in_the_lower_half_elsewhere_is_flagged() -> None:
+    def platform(order: list[str]) -> dict[str, Any]:
+        return {"ranks": {m.key: {a: i + 1 for i, a in enumerate(order)} for m in league.METRICS}}
+
+    network = {
+        "id": "league-x",
+        "platforms": {
+            "standard": platform(["a", "b", "c", "d"]),
+            "ns2": platform(["b", "c", "d", "a"]),
+        },
+    }
+    flips = league._winner_flips([network])
+    # a wins on standard and is 4th of 4 on ns2; b wins on ns2 and is 2nd of 4 there.
+    assert {(f["arm"], f["wins_on"], f["rank_on_other"]) for f in flips} == {("a", "standard", 4)}
+    assert len(flips) == len(league.METRICS)

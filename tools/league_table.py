@@ -143,6 +143,7 @@ def table(doc: Mapping[str, Any]) -> str:
                 + " | ".join(_rank(row[k]) for k in labels)
                 + f" | {_rank(row['overall'])} |"
             )
+    labels_all = {m["key"]: m["label"] for m in doc["metrics"]}
     flips = doc["flips"]
     by_network: dict[str, int] = {}
     for f in flips:
@@ -155,6 +156,23 @@ def table(doc: Mapping[str, Any]) -> str:
             " (" + ", ".join(f"{k} {v}" for k, v in sorted(by_network.items())) + ")."
             if flips
             else "."
+        ),
+        "",
+        "Best arms on one platform that rank in the lower half on the other"
+        + (":" if doc["winner_flips"] else ": none."),
+        "",
+        *(
+            [
+                "| network | metric | arm | best on | rank on the other |",
+                "| --- | --- | --- | --- | ---: |",
+            ]
+            if doc["winner_flips"]
+            else []
+        ),
+        *(
+            f"| {f['network']} | {labels_all[f['metric']]} | {f['arm']} | {f['wins_on']} | "
+            f"{f['rank_on_other']} of {f['of']} |"
+            for f in doc["winner_flips"]
         ),
         "",
         END,

@@ -11,7 +11,9 @@ on both platforms. This module reads those runs' summaries, and only them:
   rank), and the Pareto front of fairness (Jain) against aggregate goodput;
 - per platform, the league: each arm's mean rank over the networks, per metric;
 - the flips: a remedy that beats plain 802.11 on a metric on one platform and loses to
-  it on the other, each by more than the seeds' spread (the ranges do not overlap).
+  it on the other, each by more than the seeds' spread (the ranges do not overlap);
+  and a network's best arm on a metric on one platform that ranks in the lower half
+  on the other.
 
 `document` is the league as JSON (`league.json` in the report folder); `write` draws
 the page (`league.md`, `league.html`), the runs behind every number
@@ -252,6 +254,7 @@ def document(results: Sequence[ExperimentResult]) -> dict[str, Any]:
         "networks": networks,
         "league": league,
         "flips": _flips(networks, arms),
+        "winner_flips": _winner_flips(networks),
     }
 
 
@@ -344,6 +347,33 @@ def _flips(networks: Sequence[Mapping[str, Any]], arms: Sequence[str]) -> list[d
                             },
                         }
                     )
+    return out
+
+
+def _winner_flips(networks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every (network, metric) whose best arm on one platform ranks in the lower half
+    on the other: the ranking itself flips."""
+    out = []
+    for n in networks:
+        if not all(p in n["platforms"] for p in PLATFORMS):
+            continue
+        for m in METRICS:
+            for p, q in (PLATFORMS, PLATFORMS[::-1]):
+                here, there = (n["platforms"][x]["ranks"][m.key] for x in (p, q))
+                ranked = sum(r is not None for r in there.values())
+                for arm in sorted(a for a, r in here.items() if r == 1):
+                    other = there.get(arm)
+                    if other is not None and other > ranked / 2:
+                        out.append(
+                            {
+                                "network": n["id"],
+                                "metric": m.key,
+                                "arm": arm,
+                                "wins_on": p,
+                                "rank_on_other": other,
+                                "of": ranked,
+                            }
+                        )
     return out
 
 
@@ -495,9 +525,19 @@ def _context(doc: Mapping[str, Any]) -> dict[str, Any]:
         }
         for f in doc["flips"]
     ]
+    winner_flips = [
+        {
+            **f,
+            "label": _BY_KEY[f["metric"]].label,
+            "anchor": slug(f["network"], f["wins_on"], f["arm"]),
+            "other": PLATFORMS[1] if f["wins_on"] == PLATFORMS[0] else PLATFORMS[0],
+        }
+        for f in doc["winner_flips"]
+    ]
     return {
         "metrics": metrics,
         "networks": networks,
+        "winner_flips": winner_flips,
         "league": league,
         "rank_tables": rank_tables,
         "flips": flips,
