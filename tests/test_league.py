@@ -198,7 +198,9 @@ def test_the_same_seeds_give_the_same_table(tmp_path: Path) -> None:
         docs.append(json.loads((out / "league.json").read_text(encoding="utf-8")))
         pages.append(re.sub(r"`[0-9a-f]{32}`", "RUN", (out / "league-runs.md").read_text()))
         assert (out / "league-hidden-scatter.png").is_file()
-        assert "[the league](league.md)" in (out / "index.md").read_text(encoding="utf-8")
+        index = (out / "index.md").read_text(encoding="utf-8")
+        assert "[the league](league.md)" in index
+        assert "no claims: the league page compares the remedies" in index
     assert _without_run_ids(docs[0]) == _without_run_ids(docs[1])
     assert pages[0] == pages[1]
     doc = docs[0]

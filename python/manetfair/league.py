@@ -105,6 +105,7 @@ DATA_FRAMES = ("data", "data_ack")
 
 
 def is_league(result: ExperimentResult) -> bool:
+    """Whether `result` is one of the league's networks (its experiment's `paper`)."""
     return result.experiment.paper == PAPER
 
 
@@ -132,8 +133,9 @@ def optimum_of(throttled: Mapping[str, Any]) -> list[float] | None:
 
 def p95_delay(summary: Mapping[str, Any]) -> float:
     """The 95th percentile (nearest rank) of the one-way delay of every delivered
-    packet of every flow, from the flows' delay histograms merged (columns `bin_lo_s`, `bin_hi_s`,
-    `count`, with the same bins everywhere: docs/contract.md §3), at the bin's midpoint; NaN if none."""
+    packet of every flow, from the flows' delay histograms merged (columns
+    `bin_lo_s`, `bin_hi_s`, `count`, with the same bins everywhere: docs/contract.md
+    §3), at the bin's midpoint; NaN if none."""
     bins: dict[tuple[float, float], int] = {}
     for flow in summary["flows"]:
         hist = flow.get("delay_histogram") or {}
@@ -259,6 +261,7 @@ def document(results: Sequence[ExperimentResult]) -> dict[str, Any]:
 
 
 def _network(r: ExperimentResult) -> dict[str, Any]:
+    """One network's runs, cells, ranks and Pareto front, per platform."""
     exp = r.experiment
     by_key: dict[tuple[str, str, int], Any] = {}
     for o in r.outcomes:
@@ -601,8 +604,13 @@ def scatter(network: Mapping[str, Any], path: Path) -> None:
             xs = [data["arms"][a]["goodput_kbps"]["mean"] for a in front]
             ys = [data["arms"][a]["jain"]["mean"] for a in front]
             ax.plot(xs, ys, "-", color="tab:red", linewidth=1.2, label="Pareto front")
+            # Arms with the same means (a remedy that changes nothing there) share a label.
+            labels: dict[tuple[float, float], list[str]] = {}
             for a, x, y in zip(front, xs, ys):
-                ax.annotate(a, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+                labels.setdefault((x, y), []).append(a)
+            for (x, y), names in labels.items():
+                text = " = ".join(names)
+                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
             base = data["arms"].get(BASELINE)
             if base is not None and BASELINE not in front:
                 ax.annotate(

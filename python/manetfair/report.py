@@ -283,6 +283,8 @@ def _index(
     their `<id>.json`), then the rest of the known ones as unavailable or not run; and
     links to the side-by-side pages (`side_by_side`: reception models, platforms) that
     exist."""
+    from manetfair import league
+
     # The index lists the papers' own reception model; SINR runs have their page.
     fresh = {r.experiment.id: r for r in results if r.reception == "threshold" and r.own_platform}
     order: list[tuple[str, str, str, Any]] = [
@@ -338,6 +340,9 @@ def _index(
         mode = "quick" if entry.get("quick") else "full"
         row["run"] = f"{mode}, {entry.get('seeds', '?')} seeds; {entry.get('date', '?')}"
         cls = "holds" if entry["held"] == entry["total"] else "fails"
+        if exp_id.startswith(league.PREFIX):
+            # The league compares the remedies and claims nothing: its page has the numbers.
+            status, cls = "no claims: the league page compares the remedies", "na"
         rows.append({**row, "linked": True, "status": status or "no claims run yet", "cls": cls})
     quick = any(r.quick for r in results)
     seeds = sorted({len({o.spec.seed for o in r.outcomes}) for r in results if r.outcomes})
