@@ -44,7 +44,10 @@ def keep(doc: Mapping[str, Any]) -> dict[str, Any]:
         networks.append(
             {**{k: v for k, v in n.items() if k != "platforms"}, "platforms": platforms}
         )
-    return _rounded({**{k: v for k, v in doc.items() if k != "networks"}, "networks": networks})
+    kept: dict[str, Any] = _rounded(
+        {**{k: v for k, v in doc.items() if k != "networks"}, "networks": networks}
+    )
+    return kept
 
 
 def _num(x: Any) -> str:

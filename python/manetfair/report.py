@@ -99,8 +99,11 @@ def write(
             written += [png.with_suffix(".svg"), png.with_suffix(".csv")]
         # The league's runs are listed by id on its own page (league-runs.md): pages of
         # its runs would double the cost of a quick league.
-        pages_wanted = store_path is not None and not league.is_league(r)
-        run_pages = _run_pages(r, out, store_path) if pages_wanted else {}
+        run_pages = (
+            _run_pages(r, out, store_path)
+            if store_path is not None and not league.is_league(r)
+            else {}
+        )
         written += [out / href for href in run_pages.values()]
         md, page = _experiment_page(
             r, png.name if drawn else None, topo.name if topo_drawn else None, stamp, run_pages
