@@ -203,6 +203,13 @@ def test_the_same_seeds_give_the_same_table(tmp_path: Path) -> None:
         assert "no claims: the league page compares the remedies" in index
     assert _without_run_ids(docs[0]) == _without_run_ids(docs[1])
     assert pages[0] == pages[1]
+    # The league runs both platforms on its own axis: --platform and --both-platforms
+    # change nothing (every run comes from the first store, nothing is simulated).
+    with ResultsStore(tmp_path / "store-0.duckdb") as store:
+        for options in ({"platform": "ns2"}, {"both_platforms": True}):
+            again = reproduce([exp], store, quick=True, **options)
+            assert all(o.cached for o in again[0].outcomes)
+            assert league.document(again) == docs[0]
     doc = docs[0]
     (network,) = doc["networks"]
     assert set(network["platforms"]) == set(league.PLATFORMS)
