@@ -32,8 +32,8 @@ def test_the_docs_tables_are_the_generated_ones() -> None:
 def test_the_kept_reproduction_has_todays_claims() -> None:
     kept = {e["id"]: e for e in _kept()["experiments"]}
     for exp in experiments.load_all(REPO / "experiments"):
-        if exp.declared_unavailable is not None:
-            continue
+        if exp.declared_unavailable is not None or not exp.claims:
+            continue  # the league has no claims: docs/data/league-quick.json keeps its numbers
         expanded = claims.expand_claims(exp.runnable_claims(), exp.variants(True))
         want = [
             (

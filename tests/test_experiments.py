@@ -106,6 +106,27 @@ def test_unavailable_must_name_a_value(tmp_path):
         experiments.load_all(_write(tmp_path, text))
 
 
+def test_refused_arms_are_never_run_and_name_a_value_with_a_set(tmp_path):
+    text = ARMS.replace(
+        "[sweep.axis.unavailable]\nbetter = ",
+        '[sweep.axis.set.better]\n"mac.queue" = "red"\n[sweep.axis.refused]\nbetter = ',
+    )
+    for sub in ("b", "c"):
+        (tmp_path / sub).mkdir()
+    exp = experiments.get("demo-fig1", _write(tmp_path, text))
+    assert {v["scheme"] for v in exp.variants(quick=False)} == {"basic"}
+    assert exp.refused_arms() == [("scheme", "better", "needs the better scheme")]
+    assert exp.missing_arms() == []
+    # The claim about the refused arm waits, with the reason, and is never judged.
+    assert [c["what"] for c, _ in exp.pending_claims()] == ["better / basic about 1.1"]
+    with pytest.raises(InputError, match="worse"):
+        experiments.load_all(_write(tmp_path / "b", text.replace("better = ", "worse = ")))
+    # Unlike an unavailable arm, a refused one keeps its set table: it can be built.
+    no_set = text.replace('[sweep.axis.set.better]\n"mac.queue" = "red"\n', "")
+    with pytest.raises(InputError, match="better"):
+        experiments.load_all(_write(tmp_path / "c", no_set))
+
+
 def test_set_axis_still_needs_a_table_for_each_runnable_value(tmp_path):
     text = ARMS.replace("[sweep.axis.set.basic]\n", "")
     with pytest.raises(InputError, match="basic"):

@@ -59,7 +59,8 @@ def keep(doc: Mapping[str, Any]) -> dict[str, Any]:
                 "claims": [{k: c[k] for k in CLAIM_KEYS if k in c} for c in e["claims"]],
             }
             for e in doc["experiments"]
-            if e.get("available", True)
+            # The league's experiments have no claims (tools/league_table.py).
+            if e.get("available", True) and e["claims"]
         ],
     }
 

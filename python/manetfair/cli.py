@@ -855,6 +855,9 @@ def cmd_experiments(args: argparse.Namespace) -> int:
                 "missing_arms": [
                     {"axis": a, "value": v, "reason": r} for a, v, r in exp.missing_arms()
                 ],
+                "refused_arms": [
+                    {"axis": a, "value": v, "reason": r} for a, v, r in exp.refused_arms()
+                ],
             }
         )
     if args.json:
@@ -876,6 +879,8 @@ def cmd_experiments(args: argparse.Namespace) -> int:
             print(f"{'':<{width}}  why not: {x['reason']}")
         for arm in x["missing_arms"]:
             print(f"{'':<{width}}  arm {arm['axis']} = {arm['value']} waits: {arm['reason']}")
+        for arm in x["refused_arms"]:
+            print(f"{'':<{width}}  arm {arm['axis']} = {arm['value']} refused: {arm['reason']}")
     return EXIT_OK
 
 
@@ -954,7 +959,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     availability = {e.id: e.availability() for e in chosen}
     timing.expansion_s += time.perf_counter() - t0
     if args.ids:
-        missing = [(i, availability[i][1]) for i in args.ids if not availability[i][0]]
+        named = [e.id for e in chosen]  # a prefix (`league`) names all its experiments
+        missing = [(i, availability[i][1]) for i in named if not availability[i][0]]
         if missing:
             for exp_id, why in missing:
                 _err(f"experiment {exp_id} is not yet available: {why}")
@@ -1022,6 +1028,10 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
         out.writelines(
             f"  arm {axis} = {value} not yet available: {why}\n"
             for axis, value, why in r.experiment.missing_arms()
+        )
+        out.writelines(
+            f"  arm {axis} = {value} refused by the stack: {why}\n"
+            for axis, value, why in r.experiment.refused_arms()
         )
         pending = r.experiment.pending_claims()
         if pending:

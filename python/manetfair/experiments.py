@@ -45,7 +45,9 @@ class Axis:
     Either `key` (a dotted scenario key, or `layout.<param>`) receives the value,
     or `sets[str(value)]` is a table of dotted keys to set for that value.
     `unavailable[str(value)]` says why a value (an arm: a scheme the core does not
-    have yet) is not run; the report lists it as missing.
+    have yet) is not run; the report lists it as missing. `refused[str(value)]` is a
+    value the stack will not build (a pairing of remedies its layers do not allow),
+    with the core's reason: never run, listed as refused.
     """
 
     name: str
@@ -54,9 +56,10 @@ class Axis:
     sets: dict[str, dict[str, Any]] = field(default_factory=dict)
     label: str = ""
     unavailable: dict[str, str] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
 
     def runnable(self, values: Sequence[Any]) -> list[Any]:
-        return [v for v in values if str(v) not in self.unavailable]
+        return [v for v in values if str(v) not in self.unavailable and str(v) not in self.refused]
 
     def overrides(self, value: Any) -> dict[str, Any]:
         if self.key is not None:
@@ -109,6 +112,14 @@ class Experiment:
 
     def plan(self, quick: bool) -> Plan:
         return self.quick if quick else self.full
+
+    @property
+    def varies_platform(self) -> bool:
+        """Whether an axis sets `platform` (the league runs both on one axis): then
+        every run keeps its own, whatever `reproduce --platform` asks."""
+        return any(
+            a.key == "platform" or any("platform" in s for s in a.sets.values()) for a in self.axes
+        )
 
     def variants(self, quick: bool) -> list[dict[str, Any]]:
         """Every combination of runnable axis values in this mode, in axis order."""
@@ -179,12 +190,23 @@ class Experiment:
             if str(v) in a.unavailable
         ]
 
+    def refused_arms(self) -> list[tuple[str, Any, str]]:
+        """(axis, value, the core's reason) of every axis value the stack refuses."""
+        return [
+            (a.name, v, a.refused[str(v)])
+            for a in self.axes
+            for v in a.values
+            if str(v) in a.refused
+        ]
+
     def pending_claims(self) -> list[tuple[dict[str, Any], str]]:
-        """Claims that select an unavailable arm, each with the reason it cannot run yet
-        (every claim of an experiment declared unavailable, with its reason)."""
+        """Claims that select an unavailable or refused arm, each with the reason it
+        cannot run (every claim of an experiment declared unavailable, with its reason)."""
         if self.declared_unavailable is not None:
             return [(c, self.declared_unavailable) for c in self.claims]
-        reasons = {(a, str(v)): why for a, v, why in self.missing_arms()}
+        # A claim about a refused arm can never be judged either.
+        arms = self.missing_arms() + self.refused_arms()
+        reasons = {(a, str(v)): why for a, v, why in arms}
         out = []
         for claim in self.claims:
             hit = [
@@ -322,7 +344,8 @@ def _sort_key(exp_id: str) -> tuple[str, int, str]:
     prefix, _, rest = exp_id.partition("-")
     digits = "".join(ch for ch in rest if ch.isdigit())
     kind = rest.rstrip("0123456789")
-    order = "0" if prefix == "validate" else "1" + prefix
+    # The papers' own experiments first, the league that compares them last.
+    order = "0" if prefix == "validate" else ("2" if prefix == "league" else "1" + prefix)
     return (order + kind, int(digits) if digits else 0, exp_id)
 
 
@@ -349,6 +372,7 @@ def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
             dict(a.sets or {}),
             a.label,
             dict(a.unavailable),
+            dict(a.refused),
         )
         for a in t.sweep.axis
     ]
@@ -384,9 +408,15 @@ def parse(doc: Mapping[str, Any], path: Path) -> Experiment:
 
 def select(experiments: Sequence[Experiment], ids: Sequence[str]) -> list[Experiment]:
     """The experiments named by `ids` (in that order, each once however often it is
-    named), or InputError for an unknown id."""
-    ids = list(dict.fromkeys(ids))
+    named), or InputError for an unknown id. A name that is no id but the prefix of
+    some (`league`, `nred`: the part before the first `-`) names all of them, in
+    id order."""
     by_id = {e.id: e for e in experiments}
+    expanded: list[str] = []
+    for name in ids:
+        group = [e.id for e in experiments if e.id.partition("-")[0] == name]
+        expanded.extend(group if name not in by_id and group else [name])
+    ids = list(dict.fromkeys(expanded))
     unknown = [i for i in ids if i not in by_id]
     if unknown:
         raise InputError(

@@ -67,7 +67,7 @@ def write(
     variant (of the first RUN_PAGES variants) gets a page of its own under `runs/<id>/`
     (manetfair.runplots), linked from the experiment's table of variants.
     """
-    from manetfair import report_platform, report_reception
+    from manetfair import league, report_platform, report_reception
     from manetfair.output import check_target
 
     t0 = time.perf_counter()
@@ -97,7 +97,13 @@ def write(
         written += [p for p, ok in ((png, drawn), (topo, topo_drawn)) if ok]
         if drawn:
             written += [png.with_suffix(".svg"), png.with_suffix(".csv")]
-        run_pages = _run_pages(r, out, store_path) if store_path is not None else {}
+        # The league's runs are listed by id on its own page (league-runs.md): pages of
+        # its runs would double the cost of a quick league.
+        run_pages = (
+            _run_pages(r, out, store_path)
+            if store_path is not None and not league.is_league(r)
+            else {}
+        )
         written += [out / href for href in run_pages.values()]
         md, page = _experiment_page(
             r, png.name if drawn else None, topo.name if topo_drawn else None, stamp, run_pages
@@ -107,12 +113,17 @@ def write(
         written.append(_write(out / f"{exp_id}.json", json.dumps(_entry(r, stamp), indent=1)))
     written += report_reception.write(out)
     written += report_platform.write(out)
+    written += league.write(results, out)
     footer = None
     if timing is not None:
         timing.report_s += time.perf_counter() - t0
         timing.stop()
         footer = _timing_footer(timing)
-    pages = {"reception": report_reception.has_page(out), "platform": report_platform.has_page(out)}
+    pages = {
+        "reception": report_reception.has_page(out),
+        "platform": report_platform.has_page(out),
+        "league": league.has_page(out),
+    }
     md, page = _index(results, out, stamp, pages, footer)
     written.append(_write(out / "index.md", md))
     written.append(_write(out / "index.html", page))
@@ -275,6 +286,8 @@ def _index(
     their `<id>.json`), then the rest of the known ones as unavailable or not run; and
     links to the side-by-side pages (`side_by_side`: reception models, platforms) that
     exist."""
+    from manetfair import league
+
     # The index lists the papers' own reception model; SINR runs have their page.
     fresh = {r.experiment.id: r for r in results if r.reception == "threshold" and r.own_platform}
     order: list[tuple[str, str, str, Any]] = [
@@ -330,6 +343,9 @@ def _index(
         mode = "quick" if entry.get("quick") else "full"
         row["run"] = f"{mode}, {entry.get('seeds', '?')} seeds; {entry.get('date', '?')}"
         cls = "holds" if entry["held"] == entry["total"] else "fails"
+        if exp_id.startswith(league.PREFIX):
+            # The league compares the remedies and claims nothing: its page has the numbers.
+            status, cls = "no claims: the league page compares the remedies", "na"
         rows.append({**row, "linked": True, "status": status or "no claims run yet", "cls": cls})
     quick = any(r.quick for r in results)
     seeds = sorted({len({o.spec.seed for o in r.outcomes}) for r in results if r.outcomes})
@@ -350,6 +366,7 @@ def _index(
         rows=rows,
         reception=side_by_side["reception"],
         platform=side_by_side["platform"],
+        league=side_by_side["league"],
         timing=timing,
     )
 

@@ -175,7 +175,8 @@ def reproduce(
         ok, why = (
             availability[exp.id] if availability and exp.id in availability else exp.availability()
         )
-        on = platform or exp.platform
+        # An experiment that runs both platforms on an axis keeps them.
+        on = exp.platform if exp.varies_platform else (platform or exp.platform)
         result = ExperimentResult(exp, ok, why, quick, reception=reception, platform=on)
         results.append(result)
         if ok:
@@ -189,7 +190,7 @@ def reproduce(
         others = [
             spec
             for r in results
-            if r.available
+            if r.available and not r.experiment.varies_platform
             for spec in platform_specs(r.experiment, quick, seeds, reception, r.other_platform)
         ]
         for spec in others:
@@ -221,7 +222,7 @@ def reproduce(
     t_other = time.perf_counter()
     known = ns2_values()
     for r in results:
-        if r.available:
+        if r.available and not r.experiment.varies_platform:
             attach_other_platform(r, store, seeds=seeds, max_memory=max_memory)
             attach_ns2_values(r, known)
     timing.claims_s += time.perf_counter() - t_other
@@ -535,8 +536,9 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
     counts (claims holding and claims, controls excluded; controls; calibrated),
     and per claim the quote (the paper's sentence), test, tolerance, relative
     deviation, the axes it is about and whether it tests a direction only;
-    `missing_arms` (axis values not run yet, with the reason) and `pending_claims`
-    (claims about those arms, not evaluated, with their quotes).
+    `missing_arms` (axis values not run yet, with the reason), `refused_arms` (axis
+    values the stack refuses, with the core's reason) and `pending_claims` (claims
+    about the missing arms, not evaluated, with their quotes).
     """
     out = []
     for r in results:
@@ -576,6 +578,9 @@ def to_json(results: Sequence[ExperimentResult]) -> dict[str, Any]:
                 },
                 "missing_arms": [
                     {"axis": a, "value": v, "reason": why} for a, v, why in exp.missing_arms()
+                ],
+                "refused_arms": [
+                    {"axis": a, "value": v, "reason": why} for a, v, why in exp.refused_arms()
                 ],
                 "pending_claims": [
                     {

@@ -49,6 +49,9 @@ class _AxisTable(_Table):
     sets: Optional[dict[str, dict[str, Any]]] = Field(None, alias="set")
     label: str = ""
     unavailable: dict[str, str] = {}
+    # Values the stack refuses (a pairing of remedies the layers do not allow), with the
+    # core's reason: never run, always listed.
+    refused: dict[str, str] = {}
 
     @model_validator(mode="after")
     def _arms(self) -> Self:
@@ -57,12 +60,13 @@ class _AxisTable(_Table):
         if (self.key is not None) == by_set:
             raise ValueError(f"axis {self.name} needs exactly one of key or set")
         values = {str(v) for v in self.values}
-        for name in self.unavailable:
-            if name not in values:
-                raise ValueError(
-                    f"axis {self.name} marks {name!r} unavailable, which is not one of its "
-                    f"values {self.values}"
-                )
+        for word, names in (("unavailable", self.unavailable), ("refused", self.refused)):
+            for name in names:
+                if name not in values:
+                    raise ValueError(
+                        f"axis {self.name} marks {name!r} {word}, which is not one of its "
+                        f"values {self.values}"
+                    )
         for value in self.values:
             if by_set and str(value) not in (self.sets or {}) | self.unavailable:
                 raise ValueError(f"axis {self.name} has no set table for value {value!r}")
