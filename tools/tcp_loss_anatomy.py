@@ -13,16 +13,19 @@ prints per TCP flow:
 - the sender's fast retransmits and timeouts (the summary's `tcp` counters), and the
   timeouts split into first expiries and back-offs (an expiry with no new ACK since
   the previous one);
-- for each first expiry, rebuilt from the source's capture: the segments in flight
-  (snd_max − snd_una; a segment the source's own queue dropped counts, though it never
-  reached the air), the duplicate ACKs the sender received for the hole before the
-  timer fired, and whether the sender was in fast recovery (a retransmission of a
-  hole was lost again);
+- for each first expiry: the sender's window just before it (min(cwnd, advertised
+  window) from the 1 ms series: what a backlogged sender has outstanding, segments
+  its own queue dropped included), and, rebuilt from the source's capture, the
+  duplicate ACKs it received for the hole before the timer fired and whether it was
+  in fast recovery (a retransmission of a hole was lost again);
 - for each hole that timed out, where its last transmission died (trace cause and
-  node, or "delivered": the segment arrived and its ACKs were lost or late).
+  node; "never sent": every copy was dropped in the source's own queue, before the
+  air; "delivered": the segment arrived and its ACKs were lost or late).
 
-A window below dupack_threshold + 1 segments cannot produce enough duplicate ACKs:
-the summary's `window < 4` column counts those expiries. Needs tshark on the PATH.
+Each first expiry gets one cause, the first that applies: in fast recovery; a window
+below 4 segments (too few to return 3 duplicate ACKs); 3 or more duplicate ACKs
+that RFC 6582's `recover` guard ignored; fewer than 3 from a larger window (several
+of its segments, or their ACKs, lost). Needs tshark on the PATH.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class Expiry:
     fate: str
     snd_una: int
     una_since: float
+    window: int = 0
 
 
 @dataclass
@@ -238,6 +242,14 @@ def anatomy(
         segs += [s for s in _segments(air, flow) if s.from_src and s.length > 0]
         segs.sort(key=lambda s: s.t)
         fa.expiries, fa.backoffs = _expiries(segs, rto_times, fr_times, fate_of)
+        # The sender's window just before the expiry, from the series (the sample at
+        # the end of the bin before): a backlogged sender has that much outstanding,
+        # segments its own queue dropped included, outside fast recovery.
+        cwnd = res.traces["tcp"][flow]["cwnd_pkts"]
+        max_window = int(sc.data.get("tcp", {}).get("max_window_pkts", 20))
+        for e in fa.expiries:
+            k = round(e.t / SERIES_S)
+            e.window = min(int(cwnd[max(k - 1, 0)]), max_window)
         out.append(fa)
     return out, res.summary
 
@@ -246,8 +258,8 @@ def _class(e: Expiry) -> str:
     """Why a first expiry was not a fast retransmit, the first that applies."""
     if e.in_recovery:
         return "retransmission lost in recovery"
-    if e.flight < 4:
-        return "window in flight < 4"
+    if e.window < 4:
+        return "window < 4"
     if e.dupacks >= 3:
         return ">= 3 dupacks below recover"
     return "< 3 dupacks from a window >= 4"
@@ -258,7 +270,7 @@ def _render(flows: Sequence[FlowAnatomy]) -> str:
     for fa in flows:
         tcp = fa.tcp
         first = len(fa.expiries)
-        small = sum(e.flight < 4 for e in fa.expiries)
+        small = sum(e.window < 4 for e in fa.expiries)
         after_fr = sum(e.in_recovery for e in fa.expiries)
         lines.append(
             f"flow {fa.flow} ({fa.src} -> {fa.dst}): {tcp['data_segments']} segments, "
@@ -271,12 +283,12 @@ def _render(flows: Sequence[FlowAnatomy]) -> str:
             continue
         cls = Counter(_class(e) for e in fa.expiries)
         lines.append(f"  first expiries by cause: {dict(cls.most_common())}")
-        flights = Counter(min(e.flight, 20) for e in fa.expiries)
+        flights = Counter(e.window for e in fa.expiries)
         dups = Counter(min(e.dupacks, 3) for e in fa.expiries)
         lines.append(
-            f"  first expiries: window in flight < 4 in {small}, "
+            f"  first expiries: window < 4 in {small}, "
             f"in recovery in {after_fr}; "
-            f"window in flight {dict(sorted(flights.items()))}; "
+            f"window {dict(sorted(flights.items()))}; "
             f"dupacks seen (3 = 3 or more) {dict(sorted(dups.items()))}"
         )
         fates = Counter(e.fate for e in fa.expiries)
