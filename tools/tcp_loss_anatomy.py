@@ -45,7 +45,7 @@ from typing import Any
 from manetfair import api
 from manetfair.scenario import parse_param
 
-SERIES_S = 0.001  # bins of the TCP series: one timeout per bin
+SERIES_S = 0.001  # bins of the TCP series: a flow's timeouts are >= min RTO apart
 
 
 @dataclass
@@ -88,38 +88,14 @@ class FlowAnatomy:
     expiries: list[Expiry] = field(default_factory=list)
 
 
+FIELDS = "frame.time_epoch ip.id tcp.srcport tcp.dstport tcp.seq_raw tcp.ack_raw tcp.len"
+
+
 def _tshark(pcap: Path) -> list[list[str]]:
     """TCP segments of a capture: epoch time, IP id, ports, raw seq/ack, payload length."""
-    out = subprocess.run(
-        [
-            "tshark",
-            "-r",
-            str(pcap),
-            "-Y",
-            "tcp",
-            "-T",
-            "fields",
-            "-E",
-            "separator=,",
-            "-e",
-            "frame.time_epoch",
-            "-e",
-            "ip.id",
-            "-e",
-            "tcp.srcport",
-            "-e",
-            "tcp.dstport",
-            "-e",
-            "tcp.seq_raw",
-            "-e",
-            "tcp.ack_raw",
-            "-e",
-            "tcp.len",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    fields = [arg for name in FIELDS.split() for arg in ("-e", name)]
+    cmd = ["tshark", "-r", str(pcap), "-Y", "tcp", "-T", "fields", "-E", "separator=,"]
+    out = subprocess.run([*cmd, *fields], check=True, capture_output=True, text=True).stdout
     return [line.split(",") for line in out.splitlines() if line]
 
 
