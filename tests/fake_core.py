@@ -148,7 +148,8 @@ def run_scenario(
     if len(flows) >= 2 and agg > 0:
         share = agg / len(flows)
         spread = sum((f["throughput_kbps"] - share) ** 2 for f in flows)
-        summary["unfairness_index"] = (spread / (len(flows) * share * share)) ** 0.5
+        u = (spread / (len(flows) * share * share)) ** 0.5
+        summary["equal_share_unfairness"] = summary["unfairness_index"] = u
     n_nodes = len(data.get("node", [])) or 2
     bins = int(duration)
     traces = {

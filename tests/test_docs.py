@@ -46,6 +46,12 @@ NOT_RUN = {
     ("docs/figures.md", "sh", "manetfair compare out-red"): (
         "needs runs, stores and reports made first; tests/test_compare.py compares each kind"
     ),
+    ("docs/nred.md", "sh", "python3 tools/tcp_loss_anatomy.py"): (
+        "needs tshark; tests/test_loss_anatomy_tool.py runs seed 1 and checks its counts"
+    ),
+    ("docs/selfcontention.md", "sh", "python3 tools/ff_anatomy.py"): (
+        "minutes of 100 s runs; tests/test_ff_anatomy_tool.py runs a short string"
+    ),
 }
 RUN_LANGUAGES = ("sql", "sh", "python")
 

@@ -390,3 +390,63 @@ def test_the_selfcontention_fields_run_the_papers_aodv(exp_id):
         True,
     )
     assert data["mac"]["rts_threshold_bytes"] == 0 and data["tcp"]["max_window_pkts"] == 20
+
+
+RANDOM_FIELD = """
+id = "demo-random"
+paper = "demo.txt"
+figure = "Figure 2"
+description = "a random field with random pairs"
+
+[scenario]
+name = "demo-random"
+duration_s = 3.0
+[scenario.topology]
+kind = "random"
+nodes = 8
+width_m = 400.0
+height_m = 300.0
+[scenario.traffic.random_pairs]
+count = 2
+transport = "udp"
+app = "cbr"
+rate_kbps = 50.0
+
+[sweep]
+seeds = 2
+[sweep.quick]
+seeds = 2
+
+[[sweep.axis]]
+name = "rate"
+key = "traffic.random_pairs.rate_kbps"
+values = [50.0, 100.0]
+
+[plot]
+kind = "bar"
+x = "rate"
+y = { field = "aggregate_kbps" }
+"""
+
+
+@pytest.mark.core
+def test_a_random_field_gets_a_topology_of_its_lowest_seed(tmp_path, monkeypatch):
+    import matplotlib.figure
+    from manetfair import plots
+
+    titles: list[str] = []
+    savefig = matplotlib.figure.Figure.savefig
+
+    def keep_title(self, *a, **k):
+        titles.append(self.axes[0].get_title())
+        return savefig(self, *a, **k)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep_title)
+    (exp,) = experiments.load_all(_write(tmp_path, RANDOM_FIELD))
+    with ResultsStore(tmp_path / "s.duckdb") as store:
+        (result,) = reproduce([exp], store, quick=True)
+    png = tmp_path / "t.png"
+    assert plots.topology(result, png) is True
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert "random placement: seed 1's field at t = 0" in titles[-1]
+    assert "shown: the first of 2 variants (rate = 50.0)" in titles[-1]

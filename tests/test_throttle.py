@@ -134,6 +134,49 @@ def test_a_shaped_run_reports_u_against_the_ideal(tmp_path):
         assert a <= f["rate_kbps"] * 1.02
 
 
+def test_the_summary_and_the_claims_give_one_u_against_max_min_shares():
+    """eq. (4) against the allocator's max-min shares: the summary's
+    `maxmin_unfairness` and a claim's `unfairness` measure with `share = "maxmin"`
+    and each flow alone as its optimum are one number; `equal_share_unfairness`
+    (its old name `unfairness_index`) is another, the spread alone."""
+    import manetfair
+    from manetfair import claims
+
+    text = fig7_text().replace(
+        "[throttle]",
+        "[metrics]\nwarmup_s = 4.0\n[throttle]\nthr_max_seeds = 1\nthr_max_warmup_s = 4.0",
+    )
+    s = manetfair.run(text).summary
+    run = claims.Run({}, 1, s)
+    alone = [{"field": f"throttle.flows.{i}.thr_alone_kbps"} for i in range(4)]
+    measure = {"unfairness": {"field": "flows.*.throughput_kbps"}, "optimal": alone}
+    u = claims.measure_value({**measure, "share": "maxmin"}, [run], {})
+    assert s["maxmin_unfairness"] == pytest.approx(u, rel=1e-12)
+    assert s["maxmin_unfairness"] == s["throttle"]["u"]
+    # The shares are the allocator's 1/3, 1/3, 1/3, 2/3, not 1/4 each.
+    listed = claims.measure_value({**measure, "share": [1 / 3, 1 / 3, 1 / 3, 2 / 3]}, [run], {})
+    assert u == pytest.approx(listed, rel=1e-9)
+    assert claims.measure_value(measure, [run], {}) != pytest.approx(u, rel=1e-3)
+    # The equal-share form measures the spread: Jain = 1 / (1 + u²).
+    assert s["equal_share_unfairness"] == s["unfairness_index"]
+    assert s["jain_index"] == pytest.approx(1 / (1 + s["equal_share_unfairness"] ** 2))
+    assert s["equal_share_unfairness"] != pytest.approx(u, rel=1e-3)
+
+
+def test_maxmin_share_needs_the_allocator():
+    from manetfair import claims
+    from manetfair.errors import InputError
+
+    run = claims.Run({}, 1, {"flows": [{"throughput_kbps": 1.0}, {"throughput_kbps": 2.0}]})
+    measure = {
+        "unfairness": {"field": "flows.*.throughput_kbps"},
+        "optimal": {"field": "flows.0.throughput_kbps"},
+        "share": "maxmin",
+    }
+    with pytest.raises(InputError, match="throttle"):
+        claims.measure_value(measure, [run], {})
+
+
 def _tc_lines(tmp_path: Path, *extra: str) -> list[str]:
     scenario = tmp_path / "fig7.toml"
     scenario.write_text(

@@ -352,15 +352,28 @@ def vector_value(run: Run, spec: Mapping[str, Any]) -> list[float]:
     return [float(v) for v in values]
 
 
+def maxmin_shares(run: Run, n: int) -> list[float]:
+    """Each flow's max-min fair C-load share φ_i in one run, as the core's allocator
+    (`metrics::maxmin`, Osipov and Tschudin §3.3) gave it: `throttle.flows[i].phi`."""
+    section = run.summary.get("throttle")
+    flows = section.get("flows") if isinstance(section, Mapping) else None
+    if not isinstance(flows, list) or len(flows) != n:
+        raise InputError(
+            'unfairness: share = "maxmin" needs the run\'s allocator shares '
+            "(summary `throttle.flows[*].phi`: a scenario with a [throttle] table)"
+        )
+    return [float(f["phi"]) for f in flows]
+
+
 def unfairness_values(
     measure: Mapping[str, Any], runs: Sequence[Run], where: Mapping[str, Any]
 ) -> list[float]:
     """u (eq. 4) of each selected run. `unfairness` gives the actual per-flow vector;
     `optimal` the ideal throughput of each flow, as a list of measures (one per flow)
     or one measure for every flow, each evaluated over the runs its own `where`
-    selects (typically the flow alone); `share` (default "equal": 1/n) the C-load
-    share φ_i that scales it: Thr_opt,i = φ_i · Thr_alone,i (Osipov and Tschudin,
-    §5.1.1)."""
+    selects (typically the flow alone); `share` (default "equal": 1/n; "maxmin": the
+    allocator's, from each run's summary; or a list) the C-load share φ_i that scales
+    it: Thr_opt,i = φ_i · Thr_alone,i (Osipov and Tschudin, §5.1.1)."""
     selection = {**where, **dict(measure.get("where", {}))}
     chosen = [r for r in runs if matches(r.variant, selection)]
     spec = measure["unfairness"]
@@ -380,10 +393,14 @@ def unfairness_values(
         share = measure.get("share", "equal")
         if share == "equal":
             shares = [1.0 / n] * n
+        elif share == "maxmin":
+            shares = maxmin_shares(run, n)
         elif isinstance(share, list) and len(share) == n:
             shares = [float(x) for x in share]
         else:
-            raise InputError(f'unfairness: share must be "equal" or {n} numbers, not {share!r}')
+            raise InputError(
+                f'unfairness: share must be "equal", "maxmin" or {n} numbers, not {share!r}'
+            )
         out.append(unfairness_index([a * f for a, f in zip(alone, shares)], actual))
     return out
 

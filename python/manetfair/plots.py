@@ -610,8 +610,9 @@ def topology(r: ExperimentResult, path: Path) -> bool:
     """Draws the experiment's topology (first variant, or `[plot] topology_where`):
     nodes with their ids, the transmission range (solid) and carrier-sense range
     (dashed) around the first flow's source (around every node in small networks),
-    flows as arrows along their routes, and scripted movements as dotted paths.
-    False when the placement is random (drawn by the core per seed)."""
+    flows as arrows along their routes, and scripted movements as dotted paths. A
+    random field is the core's placement of the variant's lowest seed at time 0,
+    with that run's flows, and says so. False when there is nothing to draw."""
     exp = r.experiment
     if exp.scenario is None:
         return False
@@ -620,13 +621,32 @@ def topology(r: ExperimentResult, path: Path) -> bool:
     if not variants:
         return False
     scenario = exp.expand(variants[0]).data
+    flows = list(scenario.get("flow", []))
     pos = positions(scenario)
+    placed = ""
     if not pos:
-        return False
+        # Random: each seed draws its own field (and pairs); show one run's.
+        runs = sorted(
+            (o for o in r.outcomes if claims_mod.matches(o.spec.variant, variants[0])),
+            key=lambda o: o.spec.seed,
+        )
+        if not runs:
+            return False
+        from manetfair.runplots import node_positions
+
+        first = runs[0]
+        pos = {int(k): p for k, p in node_positions(first.spec.scenario).items()}
+        if not pos:
+            return False
+        if not flows:
+            flows = [{"src": f["src"], "dst": f["dst"]} for f in first.summary.get("flows", [])]
+        placed = (
+            f"\nrandom placement: seed {first.spec.seed}'s field at t = 0 "
+            "(every seed draws its own)"
+        )
     radio = dict(scenario.get("radio", {}))
     tx = float(radio.get("tx_range_m", 250.0))
     cs = float(radio.get("cs_range_m", 550.0))
-    flows = list(scenario.get("flow", []))
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 5), dpi=110)
     try:
@@ -672,6 +692,7 @@ def topology(r: ExperimentResult, path: Path) -> bool:
                     label=f"node {move.get('id')} moves",
                 )
         note = "" if static else " (routes drawn as shortest paths; AODV finds its own)"
+        note += placed
         if len(variants) > 1:
             label = ", ".join(f"{k} = {v}" for k, v in variants[0].items())
             note += f"\nshown: the first of {len(variants)} variants ({label})"

@@ -545,24 +545,27 @@ def _paper_text(claim: Mapping[str, Any]) -> str:
 
 
 def _variant_table(r: ExperimentResult, pages: Mapping[int, str]) -> dict[str, list[Any]]:
-    """Per variant: its axis values, seeds, and the aggregate, Jain index and u
-    (mean, lowest-highest seed); `pages` (variant index -> href) its run's page."""
+    """Per variant: its axis values, seeds, and the aggregate, Jain index and
+    equal-share unfairness (mean, lowest-highest seed); `pages` (variant index ->
+    href) its run's page. Runs stored before the summary had
+    `equal_share_unfairness` give the same value as `unfairness_index`."""
     variants: list[dict[str, Any]] = []
     for o in r.outcomes:
         if o.spec.variant not in variants:
             variants.append(o.spec.variant)
     names = list(variants[0]) if variants else []
-    head = names + ["seeds", "aggregate kbit/s", "Jain index", "unfairness u (equal shares)"]
+    head = names + ["seeds", "aggregate kbit/s", "Jain index", "equal-share unfairness"]
     rows = []
     for v in variants:
         chosen = [x for x in r.runs if claims_mod.matches(x.variant, v)]
         cells = [str(v[k]) for k in names] + [str(len(chosen))]
-        for field in ("aggregate_kbps", "jain_index", "unfairness_index"):
-            values = [
-                float(x.summary[field])
-                for x in chosen
-                if isinstance(x.summary.get(field), (int, float))
-            ]
+        for fields in (
+            ("aggregate_kbps",),
+            ("jain_index",),
+            ("equal_share_unfairness", "unfairness_index"),
+        ):
+            found = (next((x.summary[f] for f in fields if f in x.summary), None) for x in chosen)
+            values = [float(v) for v in found if isinstance(v, (int, float))]
             cells.append(_range(plots.seed_range(values)))
         rows.append(cells)
     links = [pages.get(i) for i in range(len(rows))] if pages else []

@@ -23,7 +23,10 @@ from manetfair.output import write_file
 METRICS = {
     "aggregate_kbps": "aggregate throughput (kbit/s)",
     "jain_index": "Jain's fairness index",
-    "unfairness_index": "unfairness index u",
+    "equal_share_unfairness": "equal-share unfairness (coefficient of variation)",
+    # The same values under the name the summary first gave them (deprecated).
+    "unfairness_index": "equal-share unfairness (coefficient of variation)",
+    "maxmin_unfairness": "unfairness index u against max-min shares",
     "loss_pct": "data packets lost (%)",
     "flows_throughput_kbps": "per-flow throughput (kbit/s)",
     "flows_p95_delay_s": "per-flow p95 delay (s)",

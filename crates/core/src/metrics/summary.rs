@@ -199,12 +199,26 @@ pub struct Summary {
     /// 100 (Σ packets_sent − Σ packets_delivered) / Σ packets_sent; 0 when
     /// nothing was sent. Packets still in flight at the end count as lost.
     pub loss_pct: f64,
-    /// Osipov and Tschudin's unfairness index u (eq. 4) over the flows'
-    /// `throughput_kbps`, with an equal share of `aggregate_kbps` as every
-    /// flow's optimum (`metrics::equal_share_unfairness`): 0 is fair, and
-    /// Jain = 1 / (1 + u²). Absent for fewer than two flows or nothing delivered.
+    /// The form of Osipov and Tschudin's eq. (4) over the flows'
+    /// `throughput_kbps` with an equal share of `aggregate_kbps` as every
+    /// flow's optimum (`metrics::equal_share_unfairness`): the spread alone
+    /// (the coefficient of variation; Jain = 1 / (1 + u²)), not the paper's u,
+    /// whose optimum is each flow's max-min share (`maxmin_unfairness`).
+    /// Absent for fewer than two flows or nothing delivered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub equal_share_unfairness: Option<f64>,
+    /// The same value as `equal_share_unfairness`, under the name it first
+    /// had; kept for the scripts that read it (docs/contract.md §3), deprecated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unfairness_index: Option<f64>,
+    /// Osipov and Tschudin's u, eq. (4), against Thr_opt,i = φ_i · Thr_ref,i:
+    /// φ_i the flow's max-min fair C-load share from the allocator
+    /// (`metrics::maxmin`, §3.3), Thr_ref,i its throughput alone or Thr_max
+    /// (`throttle.u_reference`). The `throttle` section's `u`; present where
+    /// that section has it (an ingress-throttling scenario whose references
+    /// are known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maxmin_unfairness: Option<f64>,
     /// MAC counters over all nodes.
     pub mac: MacSummary,
     /// Network-layer packets dropped, by cause (`queue_overflow`,

@@ -2038,7 +2038,12 @@ impl Simulator {
             aggregate_kbps: tputs.iter().sum(),
             jain_index: jain_index(&tputs),
             loss_pct,
+            equal_share_unfairness: crate::metrics::equal_share_unfairness(&tputs),
             unfairness_index: crate::metrics::equal_share_unfairness(&tputs),
+            maxmin_unfairness: schemes
+                .get("throttle")
+                .and_then(|t| t.get("u"))
+                .and_then(|u| u.as_f64()),
             flows,
             mac,
             drops: crate::net::DropCause::ALL
