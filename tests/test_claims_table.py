@@ -71,6 +71,8 @@ def _doc() -> dict:
                         other_platform={"platform": "standard", "measured": 1.0, "holds": True},
                     ),
                     claim("e", True, kind="control"),
+                    # ns-2.35 misses too, but above the paper where manetfair is below.
+                    claim("f", False, ns2_35={"value": 1.6, "holds": False}),
                 ],
             }
         ],
@@ -80,7 +82,7 @@ def _doc() -> dict:
 def test_counts_per_paper_and_platform() -> None:
     rows = {r["platform"]: r for r in claims_table.counts(_doc())}
     own = rows["ns2 (the paper's)"]
-    assert (own["claims"], own["hold"], own["ns2_shares"], own["manetfair_alone"]) == (4, 1, 1, 2)
+    assert (own["claims"], own["hold"], own["ns2_shares"], own["manetfair_alone"]) == (5, 1, 1, 3)
     assert (own["controls"], own["calibrated"]) == (1, 1)
     other = rows["standard"]
     assert (other["claims"], other["hold"]) == (1, 1)
@@ -89,4 +91,21 @@ def test_counts_per_paper_and_platform() -> None:
         "| demo-fig1 | b | 1 | 0.5 on ns2 | not run | **fails**; ns-2.35 gives 0.4 as well |"
         in text
     )
+    assert (
+        "| f | 1 | 0.5 on ns2 | not run | **fails**; ns-2.35 gives 1.6, a miss on the other side |"
+        in text
+    )
     assert "holds (control)" in text and "holds (calibrated)" in text
+
+
+def test_a_miss_is_shared_only_on_the_same_side_on_either_platform() -> None:
+    doc = _doc()
+    # On the other platform manetfair is above the paper (1.5) as ns-2.35 is (1.6).
+    doc["experiments"][0]["claims"][5]["other_platform"] = {
+        "platform": "standard",
+        "measured": 1.5,
+        "holds": False,
+    }
+    rows = {r["platform"]: r for r in claims_table.counts(doc)}
+    assert rows["ns2 (the paper's)"]["ns2_shares"] == 1
+    assert (rows["standard"]["ns2_shares"], rows["standard"]["manetfair_alone"]) == (1, 0)

@@ -11,7 +11,8 @@ What is counted:
   complete the in-order stream, at the time they complete it, inside the
   flow's measurement window (manetfair's ``delivered_bytes``); ns-2.35's
   first segment, seqno 0, is a SYN of header only (``Agent/TCP syn_``) and
-  carries no data.
+  carries no data. A UDP (CBR) datagram counts once, when it arrives. The
+  same bytes per 1 s bin make manetfair's ``flow_throughput_kbps`` trace.
 - **RTS sent without a CTS back**: RTS frames sent (``s … MAC … RTS``) minus
   CTS frames received by their addressee (``r … MAC … CTS``).
 - **first-RTS failures**: per node, the RTS frames sent since the last data
@@ -30,12 +31,15 @@ read; the scripts write the old format.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 MAC_CONTROL = frozenset({"RTS", "CTS", "ACK"})
+# The bin of the per-flow throughput series (manetfair's `metrics.series_bin_s` default).
+BIN_S = 1.0
 
 
 @dataclass
@@ -54,6 +58,14 @@ class FlowTrace:
     held: set[int] = field(default_factory=set)
     delivered_bytes: int = 0
     delivered_total_bytes: int = 0
+    # Bytes delivered per bin of BIN_S seconds (bin index -> bytes), for the 1 s series.
+    bins: Counter[int] = field(default_factory=Counter)
+
+    def _deliver(self, t: float, data: int) -> None:
+        self.delivered_total_bytes += data
+        self.bins[int(t // BIN_S)] += data
+        if self.measure_from_s <= t <= self.stop_s:
+            self.delivered_bytes += data
 
     def receive(self, t: float, seq: int) -> None:
         """Segment ``seq`` reached the sink's agent at ``t``."""
@@ -62,11 +74,19 @@ class FlowTrace:
         self.held.add(seq)
         while self.next_seq in self.held:
             self.held.discard(self.next_seq)
-            data = self.packet_bytes if self.next_seq > 0 else 0  # 0: the SYN
-            self.delivered_total_bytes += data
-            if self.measure_from_s <= t <= self.stop_s:
-                self.delivered_bytes += data
+            self._deliver(t, self.packet_bytes if self.next_seq > 0 else 0)  # 0: the SYN
             self.next_seq += 1
+
+    def receive_datagram(self, t: float, seq: int) -> None:
+        """UDP datagram ``seq`` reached the sink's agent at ``t`` (each counted once)."""
+        if seq not in self.held:
+            self.held.add(seq)
+            self._deliver(t, self.packet_bytes)
+
+    def series_kbps(self, bins: int) -> list[float]:
+        """kbit/s delivered in each of the first ``bins`` bins, as manetfair's
+        ``flow_throughput_kbps`` trace (bytes of the bin * 8 / 1000 / BIN_S)."""
+        return [self.bins.get(i, 0) * 8 / 1000 / BIN_S for i in range(bins)]
 
     def throughput_kbps(self) -> float:
         window = self.stop_s - self.measure_from_s
@@ -127,10 +147,27 @@ class TraceStats:
         st.seen.add(uid)
         st.pending_rts = 0
 
-    def _agt_recv(self, t: float, addr: tuple[int, int, int, int], seq: int) -> None:
+    def _agt_recv(
+        self, t: float, addr: tuple[int, int, int, int], seq: int, datagram: bool = False
+    ) -> None:
         f = self.flows.get(addr)
-        if f is not None:
+        if f is None:
+            return
+        if datagram:
+            f.receive_datagram(t, seq)
+        else:
             f.receive(t, seq)
+
+    def traces(self) -> dict[str, Any]:
+        """manetfair's ``bin_s``, ``time_s`` and ``flow_throughput_kbps`` traces: the
+        bins from 0 to the run's duration, each flow's kbit/s delivered in each."""
+        bins = math.ceil((self.duration_s or 0.0) / BIN_S - 1e-9)
+        flows = sorted(self.flows.values(), key=lambda f: f.index)
+        return {
+            "bin_s": BIN_S,
+            "time_s": [i * BIN_S for i in range(bins)],
+            "flow_throughput_kbps": [f.series_kbps(bins) for f in flows],
+        }
 
     def feed(self, line: str) -> None:
         if not line:
@@ -163,8 +200,8 @@ class TraceStats:
         elif ev in "sf" and layer == "RTR" and ptype == "AODV":
             # ... [0x2 1 1 [6 0] [0 4]] (REQUEST): sent or forwarded
             self.aodv_sent[w[-1].strip("()")] += 1
-        elif ev == "r" and layer == "AGT" and ptype == "tcp":
-            # [src:sport dst:dport ttl nh] [seq ack]
+        elif ev == "r" and layer == "AGT" and ptype in ("tcp", "cbr"):
+            # [src:sport dst:dport ttl nh] [seq ack] (tcp) or [seq] (cbr)
             try:
                 i = w.index("-------")
             except ValueError:
@@ -172,8 +209,9 @@ class TraceStats:
             s_addr, d_addr = w[i + 1].lstrip("["), w[i + 2]
             sa, sp = s_addr.split(":")
             da, dp = d_addr.split(":")
-            seq = int(w[i + 5].lstrip("["))
-            self._agt_recv(float(t), (int(sa), int(sp), int(da), int(dp)), seq)
+            seq = int(w[i + 5].lstrip("[").rstrip("]"))
+            key = (int(sa), int(sp), int(da), int(dp))
+            self._agt_recv(float(t), key, seq, datagram=ptype == "cbr")
 
     def _new(self, line: str) -> None:
         # r -t 1.0 -Hs 2 -Hd 2 -Ni 2 ... -Nl AGT -Nw --- ... -Is 0.0 -Id 2.0 -It tcp ... -Ps 0

@@ -109,18 +109,12 @@ def ns2_options(args: argparse.Namespace) -> str:
     return f"{arp}{' --tcp-ip-header' if args.tcp_ip_header else ''}"
 
 
-def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, str]:
-    """Runs ns-2.35 on ``case``; its trace is parsed while it runs."""
+def run_script(text: str, name: str) -> tuple[ns2trace.TraceStats, float, int]:
+    """Runs ns-2.35 on the script ``text``; its trace is parsed while it runs (through a
+    named pipe, so nothing large is written). Returns the trace's numbers, CPU seconds
+    and peak RSS (KiB)."""
     with tempfile.TemporaryDirectory(prefix="ns2bench-") as tmp:
-        script = Path(tmp) / f"{case.stem}-{seed}.tcl"
-        lib = AGENT_LIB if AGENT_LIB.exists() else None
-        text = ns2tcl.script(
-            ns2tcl.canonical(case),
-            seed=seed,
-            agent_lib=lib,
-            arp=args.arp,
-            tcp_ip_header=args.tcp_ip_header,
-        )
+        script = Path(tmp) / f"{name}.tcl"
         script.write_text(text)
         fifo = Path(tmp) / "trace"
         os.mkfifo(fifo)
@@ -148,9 +142,21 @@ def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, 
         err = errors.read().decode(errors="replace")
         errors.close()
         if code != 0 or stats.duration_s is None:
-            raise RuntimeError(
-                f"ns failed on {case.name} seed {seed} (exit {code}):\n{err[-2000:]}"
-            )
+            raise RuntimeError(f"ns failed on {name} (exit {code}):\n{err[-2000:]}")
+    return stats, cpu, rss
+
+
+def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, str]:
+    """Runs ns-2.35 on ``case``."""
+    lib = AGENT_LIB if AGENT_LIB.exists() else None
+    text = ns2tcl.script(
+        ns2tcl.canonical(case),
+        seed=seed,
+        agent_lib=lib,
+        arp=args.arp,
+        tcp_ip_header=args.tcp_ip_header,
+    )
+    stats, cpu, rss = run_script(text, f"{case.stem}-{seed}")
     summary = stats.summary()
     command = (
         f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed {seed}{ns2_options(args)} > case.tcl && "
