@@ -38,6 +38,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 import ns2tcl
+import ns2trace
 import run as bench
 from manetfair import claims, experiments
 from manetfair.errors import InputError
@@ -79,6 +80,9 @@ def runnable(exp: Experiment) -> tuple[list[tuple[dict[str, Any], Json]], dict[s
         sc = canonical(exp, variant)
         try:
             ns2tcl.script(sc, seed=1, agent_lib=bench.AGENT_LIB)
+            bin_s = (sc.get("trace") or {}).get("series_interval_s", ns2trace.BIN_S)
+            if bin_s != ns2trace.BIN_S:
+                raise ns2tcl.Unsupported("trace.series_interval_s", bin_s, f"{ns2trace.BIN_S}")
         except ns2tcl.Unsupported as exc:
             refused.setdefault(str(exc), []).append(dict(variant))
             continue

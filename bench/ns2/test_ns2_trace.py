@@ -110,3 +110,30 @@ def test_drops_and_unknown_lines() -> None:
     ]
     s = ns2trace.parse(trace).summary()
     assert s["drops"] == {"IFQ --- tcp": 1, "RTR NRTE ack": 1}
+
+
+def test_series_and_udp_deliveries() -> None:
+    cbr = "#flow 1 0 1 3 1 500 0.0 10.0"
+
+    def udp(t: float, seq: int) -> str:
+        return f"r {t:.9f} _3_ AGT  --- 9 cbr 520 [13a 3 2 800] ------- [0:1 3:1 29 3] [{seq}] 3 0"
+
+    s = ns2trace.parse(
+        [
+            FLOW,
+            cbr,
+            "#duration 4.5",
+            agt(2.5, 0),
+            agt(2.6, 1),
+            agt(3.1, 2),
+            udp(0.5, 0),
+            udp(0.7, 0),
+        ]
+    )
+    t = s.traces()
+    assert t["time_s"] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    # TCP: the SYN carries nothing; 1000 bytes in [2, 3) and 1000 in [3, 4).
+    assert t["flow_throughput_kbps"][0] == [0.0, 0.0, 8.0, 8.0, 0.0]
+    # UDP: a datagram counts once, even if traced twice.
+    assert t["flow_throughput_kbps"][1] == [4.0, 0.0, 0.0, 0.0, 0.0]
+    assert s.summary()["flows"][1]["delivered_bytes"] == 500
