@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 
+import pytest
 from conftest import REPO
 from manetfair import claims, experiments
 
@@ -109,3 +110,12 @@ def test_a_miss_is_shared_only_on_the_same_side_on_either_platform() -> None:
     rows = {r["platform"]: r for r in claims_table.counts(doc)}
     assert rows["ns2 (the paper's)"]["ns2_shares"] == 1
     assert (rows["standard"]["ns2_shares"], rows["standard"]["manetfair_alone"]) == (1, 0)
+
+
+def test_merge_replaces_only_the_experiments_reproduced_again() -> None:
+    kept = {"quick": True, "experiments": [{"id": "a", "n": 1}, {"id": "b", "n": 1}]}
+    part = {"quick": True, "experiments": [{"id": "b", "n": 2}, {"id": "c", "n": 2}]}
+    merged = claims_table.merge(kept, part)
+    assert merged["experiments"] == [{"id": "a", "n": 1}, {"id": "b", "n": 2}, {"id": "c", "n": 2}]
+    with pytest.raises(ValueError, match="different modes"):
+        claims_table.merge(kept, {**part, "quick": False})

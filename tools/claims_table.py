@@ -3,9 +3,12 @@
 
     manetfair reproduce --quick --both-platforms --json > quick.json
     python3 tools/claims_table.py keep quick.json docs/data/verdicts-quick.json
+    python3 tools/claims_table.py merge some.json docs/data/verdicts-quick.json
     python3 tools/claims_table.py write docs/data/verdicts-quick.json docs/experiments.md
 
-`keep` stores what the tables need of a reproduction (the experiments' ids, papers,
+`merge` does the same for a reproduction of some experiments only (`manetfair reproduce
+--quick --both-platforms --json ID ...`), replacing those in the committed file. `keep`
+stores what the tables need of a reproduction (the experiments' ids, papers,
 platforms and claims, never the runs' summaries) as the committed data file; `write`
 replaces the part of docs/experiments.md between the two marker lines with the tables
 made from it; `table` prints them. tests/test_claims_table.py regenerates the tables from
@@ -66,6 +69,17 @@ def keep(doc: Mapping[str, Any]) -> dict[str, Any]:
             if e.get("available", True)
         ],
     }
+
+
+def merge(kept: Mapping[str, Any], part: Mapping[str, Any]) -> dict[str, Any]:
+    """`kept` with the experiments `part` has replaced by part's (others keep their
+    place; new ones go last): a reproduction of only the experiments whose verdicts
+    changed updates the committed file. Both must be of the same mode."""
+    if bool(kept.get("quick")) != bool(part.get("quick")):
+        raise ValueError("the two documents are of different modes (quick and full)")
+    new = {e["id"]: e for e in part["experiments"]}
+    experiments = [new.pop(e["id"], e) for e in kept["experiments"]]
+    return {**kept, "experiments": experiments + list(new.values())}
 
 
 def _paper_name(exp: Mapping[str, Any]) -> str:
@@ -230,6 +244,13 @@ def main(argv: Sequence[str]) -> int:
         out = Path(argv[2])
         out.write_text(json.dumps(keep(doc), indent=1, sort_keys=True) + "\n", encoding="utf-8")
         return 0
+    if len(argv) == 3 and argv[0] == "merge":
+        part = keep(json.loads(Path(argv[1]).read_text(encoding="utf-8")))
+        out = Path(argv[2])
+        kept = json.loads(out.read_text(encoding="utf-8"))
+        merged = merge(kept, part)
+        out.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        return 0
     if len(argv) == 3 and argv[0] == "write":
         doc = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
         target = Path(argv[2])
@@ -241,8 +262,8 @@ def main(argv: Sequence[str]) -> int:
         sys.stdout.write(table(json.loads(Path(argv[1]).read_text(encoding="utf-8"))))
         return 0
     print(
-        "usage: claims_table.py keep REPRODUCE.json KEPT.json | write KEPT.json DOC.md "
-        "| table KEPT.json",
+        "usage: claims_table.py keep REPRODUCE.json KEPT.json | merge REPRODUCE.json KEPT.json "
+        "| write KEPT.json DOC.md | table KEPT.json",
         file=sys.stderr,
     )
     return 2
