@@ -438,6 +438,7 @@ def script(
             f" [$sink_({i}) set agent_addr_] [$sink_({i}) set agent_port_]"
             f' {f.packet_bytes} {f.measure_from_s!r} {f.stop_s!r}"'
         )
+    add(f'puts $tf "#routing {protocol}"')
     add(f'puts $tf "#duration {duration!r}"')
     add(f'$ns at {duration!r} "$ns flush-trace; $ns halt"')
     add("$ns run")

@@ -21,6 +21,8 @@ What is counted:
   needed more than one RTS, or never got a CTS, failed its first attempt.
   The frames sent without RTS (broadcasts) are not counted.
 - **frames sent** per MAC frame type and **drops** per layer, reason and type.
+- **the ledger** (static routes only): packets sent by an agent, and packets
+  dropped by a queue, the routing layer or the MAC after its retries.
 - **AODV messages** sent or forwarded, by type, when the script traces the
   routing layer (``router_trace``).
 
@@ -111,6 +113,11 @@ class TraceStats:
     first_rts_failed: int = 0
     drops: Counter[str] = field(default_factory=Counter)
     aodv_sent: Counter[str] = field(default_factory=Counter)
+    # The script's routing protocol (its `#routing` line), None for a trace without it.
+    routing: str | None = None
+    # Packets (uids) made by an agent, and packets dropped, not frames lost.
+    generated: set[int] = field(default_factory=set)
+    dropped: set[int] = field(default_factory=set)
     _nodes: dict[int, _Node] = field(default_factory=dict)
 
     def _node(self, n: int) -> _Node:
@@ -139,6 +146,7 @@ class TraceStats:
             self.drops[f"MAC {reason} {ptype}"] += 1
             if reason == "RET" and ptype not in MAC_CONTROL:
                 self._close(self._node(node), uid, failed=True)
+                self.dropped.add(uid)  # the packet itself, after its retries
 
     def _close(self, st: _Node, uid: int, *, failed: bool) -> None:
         if st.pending_rts > 0 and uid not in st.seen:
@@ -179,6 +187,8 @@ class TraceStats:
                 self.add_flow(w)
             elif w and w[0] == "duration":
                 self.duration_s = float(w[1])
+            elif w and w[0] == "routing":
+                self.routing = w[1]
             return
         if c not in "srfD" or len(line) < 2:
             return
@@ -197,6 +207,9 @@ class TraceStats:
             self._mac(ev, float(t), int(node.strip("_")), reason, int(uid), ptype)
         elif ev == "D":
             self.drops[f"{layer} {reason} {ptype}"] += 1
+            self.dropped.add(int(uid))  # a queue's or the routing layer's: a packet
+        elif ev == "s" and layer == "AGT":
+            self.generated.add(int(uid))
         elif ev in "sf" and layer == "RTR" and ptype == "AODV":
             # ... [0x2 1 1 [6 0] [0 4]] (REQUEST): sent or forwarded
             self.aodv_sent[w[-1].strip("()")] += 1
@@ -255,7 +268,18 @@ class TraceStats:
             },
             "drops": dict(sorted(self.drops.items())),
             "aodv_sent": dict(sorted(self.aodv_sent.items())),
+            **self._ledger(),
         }
+
+    def _ledger(self) -> dict[str, Any]:
+        """manetfair's ``ledger.generated`` and ``ledger.dropped``: packets made by the
+        agents (TCP segments and ACKs, datagrams) and packets dropped (by a queue, the
+        routing layer, or the MAC after its retries; a frame lost to a collision is
+        not a packet dropped). Only with static routes: they make no packets of their
+        own, while AODV's are not all traced."""
+        if self.routing != "static":
+            return {}
+        return {"ledger": {"generated": len(self.generated), "dropped": len(self.dropped)}}
 
 
 def parse(lines: Iterable[str]) -> TraceStats:

@@ -137,3 +137,21 @@ def test_series_and_udp_deliveries() -> None:
     # UDP: a datagram counts once, even if traced twice.
     assert t["flow_throughput_kbps"][1] == [4.0, 0.0, 0.0, 0.0, 0.0]
     assert s.summary()["flows"][1]["delivered_bytes"] == 500
+
+
+def test_the_ledger_counts_packets_not_frames() -> None:
+    def line(ev: str, layer: str, reason: str, uid: int, ptype: str) -> str:
+        return f"{ev} 1.000000000 _1_ {layer}  {reason} {uid} {ptype} 1040 [0 0 0 0] -------"
+
+    trace = [
+        line("s", "AGT", "---", 1, "tcp"),
+        line("s", "AGT", "---", 2, "ack"),
+        line("s", "AGT", "---", 3, "tcp"),
+        line("D", "MAC", "COL", 1, "tcp"),  # a frame lost: sent again
+        line("D", "MAC", "RET", 9, "RTS"),  # the RTS of packet 3 ...
+        line("D", "MAC", "RET", 3, "tcp"),  # ... and packet 3 after its retries
+        line("D", "IFQ", "END", 2, "ack"),
+    ]
+    assert "ledger" not in ns2trace.parse(trace).summary()
+    ledger = ns2trace.parse(["#routing static", *trace]).summary()["ledger"]
+    assert ledger == {"generated": 3, "dropped": 2}
