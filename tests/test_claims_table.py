@@ -89,11 +89,11 @@ def test_counts_per_paper_and_platform() -> None:
     assert (other["claims"], other["hold"]) == (1, 1)
     text = claims_table.table(_doc())
     assert (
-        "| demo-fig1 | b | 1 | 0.5 on ns2 | not run | **fails**; ns-2.35 gives 0.4 as well |"
+        "| demo-fig1 | b | 1 | 0.5 on ns2 | not run | 0.4 (?) | **fails**; ns-2.35 gives 0.4 as well |"
         in text
     )
     assert (
-        "| f | 1 | 0.5 on ns2 | not run | **fails**; ns-2.35 gives 1.6, a miss on the other side |"
+        "| f | 1 | 0.5 on ns2 | not run | 1.6 (?) | **fails**; ns-2.35 gives 1.6, a miss on the other side |"
         in text
     )
     assert "holds (control)" in text and "holds (calibrated)" in text

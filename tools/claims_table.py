@@ -184,7 +184,7 @@ def table(doc: Mapping[str, Any]) -> str:
         "",
         f"Mode: {mode}. Claims exclude controls; a miss ns-2.35 shares is one whose",
         "ns-2.35 value (experiments/ns2-values.toml) misses the same test on the same",
-        "side of the paper's value.",
+        "side of the paper's value. The ns-2.35 column gives that value and its seeds.",
         "",
         (
             "| paper | platform | claims | hold | misses ns-2.35 shares "
@@ -209,8 +209,8 @@ def table(doc: Mapping[str, Any]) -> str:
             f"{totals['manetfair_alone']} are manetfair's alone as far as is known."
         ),
         "",
-        "| experiment | claim | paper | measured | other platform | verdict |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| experiment | claim | paper | measured | other platform | ns-2.35 | verdict |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for exp in doc["experiments"]:
         for c in exp["claims"]:
@@ -221,10 +221,12 @@ def table(doc: Mapping[str, Any]) -> str:
                 else f"{_num(other['measured'])} on {other['platform']}"
                 f" ({'holds' if other['holds'] else 'fails'})"
             )
+            ns2 = c.get("ns2_35")
+            ns2_cell = "–" if ns2 is None else f"{_num(ns2['value'])} ({ns2.get('seeds') or '?'})"
             lines.append(
                 f"| {exp['id']} | {_cell(c['what'])} | {_num(c['paper'])} | "
                 f"{_num(c['measured'])} on {c.get('platform') or exp['platform']} | "
-                f"{other_cell} | {_verdict(c)} |"
+                f"{other_cell} | {ns2_cell} | {_verdict(c)} |"
             )
     lines += ["", END]
     return "\n".join(lines) + "\n"
