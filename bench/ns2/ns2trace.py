@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAC_CONTROL = frozenset({"RTS", "CTS", "ACK"})
-# The bin of the per-flow throughput series (manetfair's `metrics.series_bin_s` default).
+# The bin of the per-flow throughput series (manetfair's `trace.series_interval_s` default).
 BIN_S = 1.0
 
 
