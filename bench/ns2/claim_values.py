@@ -37,14 +37,16 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
+import ns2proc
 import ns2tcl
 import ns2trace
-import run as bench
 from manetfair import claims, experiments
 from manetfair.errors import InputError
 from manetfair.experiments import Experiment
 
 VALUES = ROOT / "experiments" / "ns2-values.toml"
+RESULTS_DIR = HERE / "results"
+AGENT_LIB = HERE / "build" / "static_route.so"
 PREFIX = "claims-"
 QUICK = True  # the values are measured as the committed verdicts are: in quick mode
 
@@ -79,7 +81,7 @@ def runnable(exp: Experiment) -> tuple[list[tuple[dict[str, Any], Json]], dict[s
     for variant in exp.variants(QUICK):
         sc = canonical(exp, variant)
         try:
-            ns2tcl.script(sc, seed=1, agent_lib=bench.AGENT_LIB)
+            ns2tcl.script(sc, seed=1, agent_lib=AGENT_LIB)
             bin_s = (sc.get("trace") or {}).get("series_interval_s", ns2trace.BIN_S)
             if bin_s != ns2trace.BIN_S:
                 raise ns2tcl.Unsupported("trace.series_interval_s", bin_s, f"{ns2trace.BIN_S}")
@@ -95,8 +97,8 @@ def variant_args(variant: Mapping[str, Any]) -> str:
 
 
 def run_one(exp: Experiment, variant: Mapping[str, Any], sc: Json, seed: int) -> Json:
-    text = ns2tcl.script(sc, seed=seed, agent_lib=bench.AGENT_LIB.resolve())
-    stats, cpu, _ = bench.run_script(text, f"{exp.id}-{seed}")
+    text = ns2tcl.script(sc, seed=seed, agent_lib=AGENT_LIB.resolve())
+    stats, cpu, _ = ns2proc.run_script(text, f"{exp.id}-{seed}")
     return {
         "experiment": exp.id,
         "variant": dict(variant),
@@ -118,7 +120,7 @@ def _key(r: Mapping[str, Any]) -> str:
 
 
 def results_path(exp_id: str) -> Path:
-    return bench.RESULTS_DIR / f"{PREFIX}{exp_id}.jsonl"
+    return RESULTS_DIR / f"{PREFIX}{exp_id}.jsonl"
 
 
 def load(exp_id: str) -> list[Json]:
@@ -300,7 +302,7 @@ def cmd_tcl(args: argparse.Namespace) -> None:
     if not chosen:
         sys.exit(f"{exp.id} has no quick variant {given}; variants: {exp.variants(QUICK)}")
     sc = canonical(exp, chosen[0])
-    print(ns2tcl.script(sc, seed=args.seed, agent_lib=bench.AGENT_LIB.resolve()), end="")
+    print(ns2tcl.script(sc, seed=args.seed, agent_lib=AGENT_LIB.resolve()), end="")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
