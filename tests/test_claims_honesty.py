@@ -218,6 +218,26 @@ def test_a_miss_ns2_shares_is_told_from_one_of_manetfairs_own(fake, tmp_path) ->
     assert v.ns2 is not None and v.ns2.holds and v.miss_class == "manetfair"
 
 
+def test_a_miss_ns2_makes_on_the_other_side_is_not_shared() -> None:
+    from manetfair.report import verdict_words
+
+    within = {"rel_tol": 0.10}
+    v = claims.Verdict("u", 0.31, 0.10, False, "within", "within 10%", None, {})
+    # ns-2.35 misses too, above the band where manetfair is below it: not shared.
+    holds, _ = claims.check("within", 0.50, 0.31, within)
+    v.ns2 = claims.Ns2Value(0.50, "case", "source", holds)
+    assert not holds and v.miss_class == "manetfair"
+    assert verdict_words(v).endswith("ns-2.35 gives 0.5, a miss on the other side")
+    # Below the band as manetfair: shared.
+    holds, _ = claims.check("within", 0.14, 0.31, within)
+    v.ns2 = claims.Ns2Value(0.14, "case", "source", holds)
+    assert not holds and v.miss_class == "ns2-shares"
+    # A one-sided test is missed on one side only; no value shares nothing.
+    assert claims.shares_miss("at_least", 0.80, 0.90, False, 0.95)
+    assert not claims.shares_miss("within", math.nan, 0.14, False, 0.31)
+    assert not claims.shares_miss("within", 0.10, 0.14, True, 0.31)
+
+
 def test_every_ns2_value_names_a_claim_that_runs() -> None:
     known = reproduce.ns2_values(REPO / "experiments" / reproduce.NS2_VALUES)
     assert known

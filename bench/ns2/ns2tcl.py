@@ -87,6 +87,8 @@ class Flow:
     measure_from_s: float
     rate_kbps: float | None
     route: tuple[int, ...] | None
+    # Later explicit paths: (from time, path), as manetfair's `route_changes`.
+    route_changes: tuple[tuple[float, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,9 @@ def flows(sc: Json, lay: Layout) -> list[Flow]:
             raise Unsupported(f"flow[{i}].transport", transport, '"tcp-newreno", "tcp-reno", "udp"')
         if f["app"] not in ("ftp", "cbr"):
             raise Unsupported(f"flow[{i}].app", f["app"], '"ftp", "cbr"')
-        if "route_changes" in f:
-            raise Unsupported(f"flow[{i}].route_changes", "...", "none")
+        changes = f.get("route_changes") or []
+        if changes and f.get("route") is None:
+            raise Unsupported(f"flow[{i}].route_changes", "...", "with an explicit route")
         stop = f.get("stop_s", sc["duration_s"])
         measure_from = f["start_s"]
         if warmup is not None:
@@ -149,8 +152,33 @@ def flows(sc: Json, lay: Layout) -> list[Flow]:
                 measure_from_s=measure_from,
                 rate_kbps=f.get("rate_kbps"),
                 route=None if route is None else tuple(index[n] for n in route),
+                route_changes=tuple(
+                    (float(c["at_s"]), tuple(index[n] for n in c["route"])) for c in changes
+                ),
             )
         )
+    return out
+
+
+def scripted_paths(sc: Json, lay: Layout) -> dict[int, list[tuple[float, float, float]]]:
+    """ns-2 node index -> the (t, x, y) points of its `[[mobility.node]]` path.
+
+    Only scripted paths are run: ns-2's `setdest` between consecutive points gives
+    the same linear motion (manetfair pushes positions to the channel every
+    `update_interval_s`; ns-2 computes them when a frame is sent or received)."""
+    mobility = sc.get("mobility") or {}
+    other = sorted(k for k in mobility if k not in ("update_interval_s", "node"))
+    if other:
+        raise Unsupported(f"mobility.{other[0]}", "...", "[[mobility.node]] paths")
+    index = {node_id: i for i, node_id in enumerate(lay.ids)}
+    out: dict[int, list[tuple[float, float, float]]] = {}
+    for k, node in enumerate(mobility.get("node") or []):
+        if "path" not in node:
+            raise Unsupported(f"mobility.node[{k}]", "moves", "a path")
+        points = [(float(t), float(x), float(y)) for t, x, y in node["path"]]
+        if any(b[0] <= a[0] for a, b in zip(points, points[1:])):
+            raise Unsupported(f"mobility.node[{k}].path", "a jump", "increasing times")
+        out[index[node["id"]]] = points
     return out
 
 
@@ -246,8 +274,6 @@ def script(
     ack_rate = mac.get("ack_rate_mbps", radio["basic_rate_mbps"])
     if ack_rate != radio["basic_rate_mbps"]:
         raise Unsupported("mac.ack_rate_mbps", ack_rate, "the basic rate")
-    if "mobility" in sc and any(k != "update_interval_s" for k in sc["mobility"]):
-        raise Unsupported("mobility", "a moving node", "static nodes")
     protocol = sc["routing"]["protocol"]
     needs_lib = protocol == "static" or arp == "filled"
     if needs_lib and agent_lib is None:
@@ -257,12 +283,20 @@ def script(
 
     lay = layout(sc)
     fl = flows(sc, lay)
+    paths = scripted_paths(sc, lay)
+    if any(f.route_changes for f in fl) and protocol != "static":
+        raise Unsupported("flow.route_changes", "...", 'routing.protocol = "static"')
     n = len(lay.ids)
-    xs = [p[0] for p in lay.positions]
-    ys = [p[1] for p in lay.positions]
-    # ns-2's flat grid starts at (0, 0): shift the field there (distances are kept).
-    x0, y0 = min(xs), min(ys)
-    positions = [(x - x0, y - y0) for x, y in lay.positions]
+    start = list(lay.positions)
+    for i, points in paths.items():
+        start[i] = points[0][1:]
+    xs = [p[0] for p in start] + [x for pts in paths.values() for _, x, _ in pts]
+    ys = [p[1] for p in start] + [y for pts in paths.values() for _, _, y in pts]
+    # ns-2's flat grid starts at (0, 0): shift the field there (distances are kept);
+    # a moving node's destinations must lie inside it (mobilenode.cc :411-414).
+    margin = 1.0 if paths else 0.0
+    x0, y0 = min(xs) - margin, min(ys) - margin
+    positions = [(x - x0, y - y0) for x, y in start]
     width, height = max(xs) - x0 + 1.0, max(ys) - y0 + 1.0
     rts = mac["rts_threshold_bytes"]
     duration = sc["duration_s"]
@@ -340,10 +374,24 @@ def script(
             f"$node_({i}) set X_ {_tcl_num(x)}; $node_({i}) set Y_ {_tcl_num(y)}; "
             f"$node_({i}) set Z_ 0"
         )
+    for i, points in sorted(paths.items()):
+        for (t, x, y), (t2, x2, y2) in zip(points, points[1:]):
+            if (x, y) != (x2, y2):
+                speed = math.dist((x, y), (x2, y2)) / (t2 - t)
+                add(
+                    f'$ns at {t!r} "$node_({i}) setdest {_tcl_num(x2 - x0)} '
+                    f'{_tcl_num(y2 - y0)} {speed!r}"'
+                )
     if protocol == "static":
         for node, tab in static_routes(sc, lay, fl).items():
             for dst, hop in sorted(tab.items()):
                 add(f"[$node_({node}) set ragent_] route {dst} {hop}")
+        for f in fl:
+            for at, path in f.route_changes:
+                # From `at` on, data and ACKs take the new path (manetfair's route_changes).
+                for a, b in zip(path, path[1:]):
+                    add(f'$ns at {at!r} "[$node_({a}) set ragent_] route {f.dst} {b}"')
+                    add(f'$ns at {at!r} "[$node_({b}) set ragent_] route {f.src} {a}"')
     elif arp == "filled":
         add("set arpfill [new ARPFill]")
         for i, nbrs in enumerate(neighbours(lay, radio["tx_range_m"])):
@@ -390,6 +438,7 @@ def script(
             f" [$sink_({i}) set agent_addr_] [$sink_({i}) set agent_port_]"
             f' {f.packet_bytes} {f.measure_from_s!r} {f.stop_s!r}"'
         )
+    add(f'puts $tf "#routing {protocol}"')
     add(f'puts $tf "#duration {duration!r}"')
     add(f'$ns at {duration!r} "$ns flush-trace; $ns halt"')
     add("$ns run")

@@ -27,14 +27,12 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,8 +43,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import ns2proc
 import ns2tcl
-import ns2trace
 
 CASES_DIR = HERE / "cases"
 RESULTS_DIR = HERE / "results"
@@ -88,13 +86,6 @@ def values_of(summary: Json) -> Json:
     return out
 
 
-def _wait(proc: subprocess.Popen[Any]) -> tuple[int, float, int]:
-    """Waits for ``proc``; returns its exit code, CPU seconds and peak RSS (KiB)."""
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
-
-
 def ns2_model(args: argparse.Namespace) -> str:
     """The name ns-2 runs are stored under: ns-2.35, plus what departs from the defaults."""
     return (
@@ -110,47 +101,16 @@ def ns2_options(args: argparse.Namespace) -> str:
 
 
 def run_ns2(case: Path, seed: int, args: argparse.Namespace) -> tuple[Measured, str]:
-    """Runs ns-2.35 on ``case``; its trace is parsed while it runs."""
-    with tempfile.TemporaryDirectory(prefix="ns2bench-") as tmp:
-        script = Path(tmp) / f"{case.stem}-{seed}.tcl"
-        lib = AGENT_LIB if AGENT_LIB.exists() else None
-        text = ns2tcl.script(
-            ns2tcl.canonical(case),
-            seed=seed,
-            agent_lib=lib,
-            arp=args.arp,
-            tcp_ip_header=args.tcp_ip_header,
-        )
-        script.write_text(text)
-        fifo = Path(tmp) / "trace"
-        os.mkfifo(fifo)
-        errors = (Path(tmp) / "stderr").open("w+b")
-        proc = subprocess.Popen(
-            ["ns", str(script), str(fifo)], stdout=subprocess.DEVNULL, stderr=errors
-        )
-        outcome: list[tuple[int, float, int]] = []
-
-        def reap() -> None:
-            outcome.append(_wait(proc))
-            # If ns died before opening the pipe, the reader still waits for a writer.
-            try:
-                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            except OSError:
-                pass
-
-        reaper = threading.Thread(target=reap)
-        reaper.start()
-        with open(fifo) as trace:
-            stats = ns2trace.parse(trace)
-        reaper.join()
-        code, cpu, rss = outcome[0]
-        errors.seek(0)
-        err = errors.read().decode(errors="replace")
-        errors.close()
-        if code != 0 or stats.duration_s is None:
-            raise RuntimeError(
-                f"ns failed on {case.name} seed {seed} (exit {code}):\n{err[-2000:]}"
-            )
+    """Runs ns-2.35 on ``case``."""
+    lib = AGENT_LIB if AGENT_LIB.exists() else None
+    text = ns2tcl.script(
+        ns2tcl.canonical(case),
+        seed=seed,
+        agent_lib=lib,
+        arp=args.arp,
+        tcp_ip_header=args.tcp_ip_header,
+    )
+    stats, cpu, rss = ns2proc.run_script(text, f"{case.stem}-{seed}")
     summary = stats.summary()
     command = (
         f"python3 bench/ns2/ns2tcl.py {rel(case)} --seed {seed}{ns2_options(args)} > case.tcl && "
@@ -168,7 +128,7 @@ def run_manetfair(case: Path, seed: int, extra: Sequence[str]) -> tuple[Measured
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors)
         out = proc.stdout.read() if proc.stdout else b""
-        code, cpu, rss = _wait(proc)
+        code, cpu, rss = ns2proc.wait_usage(proc)
         errors.seek(0)
         err = errors.read()
     if code != 0:

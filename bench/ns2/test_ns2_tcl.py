@@ -153,6 +153,60 @@ def test_what_ns2_cannot_run_is_refused_by_key(tmp_path: Path, extra: str, key: 
         ns2tcl.script(sc, seed=1, agent_lib=Path("/x.so"))
 
 
+HANDOVER = """
+name = "h"
+duration_s = 30.0
+[topology]
+kind = "explicit"
+[[node]]
+id = 1
+x_m = 0.0
+y_m = 0.0
+[[node]]
+id = 2
+x_m = 200.0
+y_m = 0.0
+[[node]]
+id = 3
+x_m = 400.0
+y_m = 0.0
+[[flow]]
+src = 3
+dst = 1
+route = [3, 2, 1]
+start_s = 1.0
+route_changes = [{ at_s = 10.0, route = [3, 1] }]
+[[mobility.node]]
+id = 3
+path = [[0.0, 400.0, 0.0], [9.0, 400.0, 0.0], [10.0, 100.0, -50.0]]
+"""
+
+
+def test_a_scripted_path_and_route_changes(tmp_path: Path) -> None:
+    sc = scenario(tmp_path, HANDOVER)
+    tcl = ns2tcl.script(sc, seed=1, agent_lib=Path("/x.so"))
+    # 1 m of margin: a setdest destination on the field's edge is refused by ns-2.
+    assert "$node_(0) set X_ 1; $node_(0) set Y_ 51" in tcl
+    assert "$node_(2) set X_ 401; $node_(2) set Y_ 51" in tcl
+    # One setdest per leg that moves, at the leg's speed: 300 m west, 50 m south in 1 s.
+    assert tcl.count("setdest") == 1
+    assert f'$ns at 9.0 "$node_(2) setdest 101 1 {(300.0**2 + 50.0**2) ** 0.5!r}"' in tcl
+    # The new path from 10 s on, for data (towards 0) and ACKs (towards 2).
+    assert '$ns at 10.0 "[$node_(2) set ragent_] route 0 0"' in tcl
+    assert '$ns at 10.0 "[$node_(0) set ragent_] route 2 2"' in tcl
+    assert "[$node_(2) set ragent_] route 0 1" in tcl.splitlines()  # until then
+
+
+def test_moves_are_refused(tmp_path: Path) -> None:
+    moves = HANDOVER.replace(
+        "path = [[0.0, 400.0, 0.0], [9.0, 400.0, 0.0], [10.0, 100.0, -50.0]]",
+        "moves = [[0.0, 100.0, 0.0, 1000.0]]",
+    )
+    sc = scenario(tmp_path, moves)
+    with pytest.raises(ns2tcl.Unsupported, match=r"key `mobility.node\[0\]`"):
+        ns2tcl.script(sc, seed=1, agent_lib=Path("/x.so"))
+
+
 def test_tcp_variants_without_an_ns2_agent_are_refused(tmp_path: Path) -> None:
     sc = scenario(tmp_path, CHAIN.replace("start_s = 1.0", 'start_s = 1.0\ntransport = "tcp-ap"'))
     with pytest.raises(ns2tcl.Unsupported, match=r"key `flow\[0\].transport`"):

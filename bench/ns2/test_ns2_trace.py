@@ -110,3 +110,48 @@ def test_drops_and_unknown_lines() -> None:
     ]
     s = ns2trace.parse(trace).summary()
     assert s["drops"] == {"IFQ --- tcp": 1, "RTR NRTE ack": 1}
+
+
+def test_series_and_udp_deliveries() -> None:
+    cbr = "#flow 1 0 1 3 1 500 0.0 10.0"
+
+    def udp(t: float, seq: int) -> str:
+        return f"r {t:.9f} _3_ AGT  --- 9 cbr 520 [13a 3 2 800] ------- [0:1 3:1 29 3] [{seq}] 3 0"
+
+    s = ns2trace.parse(
+        [
+            FLOW,
+            cbr,
+            "#duration 4.5",
+            agt(2.5, 0),
+            agt(2.6, 1),
+            agt(3.1, 2),
+            udp(0.5, 0),
+            udp(0.7, 0),
+        ]
+    )
+    t = s.traces()
+    assert t["time_s"] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    # TCP: the SYN carries nothing; 1000 bytes in [2, 3) and 1000 in [3, 4).
+    assert t["flow_throughput_kbps"][0] == [0.0, 0.0, 8.0, 8.0, 0.0]
+    # UDP: a datagram counts once, even if traced twice.
+    assert t["flow_throughput_kbps"][1] == [4.0, 0.0, 0.0, 0.0, 0.0]
+    assert s.summary()["flows"][1]["delivered_bytes"] == 500
+
+
+def test_the_ledger_counts_packets_not_frames() -> None:
+    def line(ev: str, layer: str, reason: str, uid: int, ptype: str) -> str:
+        return f"{ev} 1.000000000 _1_ {layer}  {reason} {uid} {ptype} 1040 [0 0 0 0] -------"
+
+    trace = [
+        line("s", "AGT", "---", 1, "tcp"),
+        line("s", "AGT", "---", 2, "ack"),
+        line("s", "AGT", "---", 3, "tcp"),
+        line("D", "MAC", "COL", 1, "tcp"),  # a frame lost: sent again
+        line("D", "MAC", "RET", 9, "RTS"),  # the RTS of packet 3 ...
+        line("D", "MAC", "RET", 3, "tcp"),  # ... and packet 3 after its retries
+        line("D", "IFQ", "END", 2, "ack"),
+    ]
+    assert "ledger" not in ns2trace.parse(trace).summary()
+    ledger = ns2trace.parse(["#routing static", *trace]).summary()["ledger"]
+    assert ledger == {"generated": 3, "dropped": 2}

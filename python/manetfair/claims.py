@@ -592,11 +592,16 @@ class Verdict:
 
     @property
     def miss_class(self) -> str:
-        """ "holds"; "ns2-shares" for a miss that ns-2.35 shares (its own value fails the
-        same test); "manetfair" for a miss that is manetfair's alone, as far as is known."""
+        """ "holds"; "ns2-shares" for a miss that ns-2.35 shares (its own value misses
+        the paper's threshold on the same side); "manetfair" for a miss that is
+        manetfair's alone, as far as is known (also where ns-2.35 misses on the other
+        side: then the two simulators disagree, and the scenario alone does not explain
+        manetfair's miss)."""
         if self.holds:
             return "holds"
-        if self.ns2 is not None and not self.ns2.holds:
+        if self.ns2 is not None and shares_miss(
+            self.test, self.measured, self.ns2.value, self.ns2.holds, self.paper
+        ):
             return "ns2-shares"
         return "manetfair"
 
@@ -657,9 +662,16 @@ class Ns2Value:
     case: str
     source: str
     holds: bool
+    seeds: str = ""  # the seeds the value is the mean over ("1-10")
 
     def as_json(self) -> dict[str, Any]:
-        return {"value": self.value, "case": self.case, "source": self.source, "holds": self.holds}
+        return {
+            "value": self.value,
+            "seeds": self.seeds,
+            "case": self.case,
+            "source": self.source,
+            "holds": self.holds,
+        }
 
 
 def _finite(x: float | None) -> float | None:
@@ -691,6 +703,29 @@ def check(test: str, measured: float, paper: float, claim: Mapping[str, Any]) ->
     if test == "less":
         return measured < paper, "less"
     raise InputError(f"test = {test!r} is not one of {', '.join(TESTS)}")
+
+
+def miss_side(test: str, value: float, paper: float) -> int:
+    """The side of the paper's threshold on which `value`, a miss of `test`, lies: -1
+    below, +1 above, 0 for no value. A one-sided test is missed on one side only."""
+    if not (math.isfinite(value) and math.isfinite(paper)):
+        return 0
+    if test in ("at_least", "greater"):
+        return -1
+    if test in ("at_most", "less"):
+        return 1
+    return -1 if value < paper else 1
+
+
+def shares_miss(
+    test: str, measured: float, ns2_value: float, ns2_holds: bool, paper: float
+) -> bool:
+    """Whether ns-2.35 shares manetfair's miss of `test`: its own value misses too, on
+    the same side of the paper's value (both above, or both below, a "within" band)."""
+    if ns2_holds:
+        return False
+    side = miss_side(test, measured, paper)
+    return side != 0 and side == miss_side(test, ns2_value, paper)
 
 
 def _tolerance_words(rel: float, abs_tol: float) -> str:

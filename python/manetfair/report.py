@@ -215,12 +215,15 @@ def verdict_words(v: claims_mod.Verdict) -> str:
     if v.calibrated:
         words += " (calibrated)"
     if v.ns2 is not None:
-        if not v.holds and not v.ns2.holds:
-            words += f"; ns-2.35 gives {fmt_number(v.ns2.value)} as well"
-        elif not v.holds:
-            words += f"; ns-2.35 gives {fmt_number(v.ns2.value)}, which holds"
+        value = fmt_number(v.ns2.value)
+        if v.holds:
+            words += f"; ns-2.35 gives {value}"
+        elif v.miss_class == "ns2-shares":
+            words += f"; ns-2.35 gives {value} as well"
+        elif v.ns2.holds:
+            words += f"; ns-2.35 gives {value}, which holds"
         else:
-            words += f"; ns-2.35 gives {fmt_number(v.ns2.value)}"
+            words += f"; ns-2.35 gives {value}, a miss on the other side"
     return words
 
 

@@ -286,8 +286,8 @@ NS2_VALUES = "ns2-values.toml"
 
 def ns2_values(path: Path | None = None) -> list[dict[str, Any]]:
     """ns-2.35's own values of claims' measures (`experiments/ns2-values.toml`, one
-    `[[value]]` per claim: experiment, claim (its `what` as evaluated), value, case,
-    source); [] when there is no such file."""
+    `[[value]]` per claim: experiment, claim (its `what` as evaluated), value, seeds,
+    case, source; written by bench/ns2/claim_values.py); [] when there is no such file."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
@@ -313,7 +313,11 @@ def attach_ns2_values(result: ExperimentResult, known: Sequence[Mapping[str, Any
                 value = float(entry["value"])
                 holds, _ = claims_mod.check(verdict.test, value, verdict.paper, claim)
                 verdict.ns2 = claims_mod.Ns2Value(
-                    value, str(entry.get("case", "")), str(entry.get("source", "")), holds
+                    value,
+                    str(entry.get("case", "")),
+                    str(entry.get("source", "")),
+                    holds,
+                    str(entry.get("seeds", "")),
                 )
 
 
