@@ -1038,7 +1038,7 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from manetfair import claims
+    from manetfair import claims, throttle
     from manetfair.report import fmt_number
     from manetfair.runner import RunSpec, execute
     from manetfair.scenario import Scenario, parse_param
@@ -1084,13 +1084,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 )
             )
     options = _batch_options(args)
+    jobs = args.jobs or default_jobs()
     with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}; {len(specs)} runs")
         try:
             outcomes = execute(
-                specs,
+                throttle.complete(specs, store, jobs=jobs),
                 store,
-                jobs=args.jobs or default_jobs(),
+                jobs=jobs,
                 max_memory=args.max_memory,
                 **options,
             )
@@ -1247,6 +1248,7 @@ def _print_shares(report: dict[str, Any], out: TextIO) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from manetfair.export import export
     from manetfair.store import ResultsStore, default_path
 
     path = args.store if args.store is not None else default_path()
@@ -1261,7 +1263,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         args.out, "--out", [f"{t}.{args.format}" for t in tables]
     )
     with ResultsStore(path, read_only=True) as store:
-        for written in store.export(args.out, args.format):
+        for written in export(store, args.out, args.format):
             print(written)
     return EXIT_OK
 

@@ -6,7 +6,6 @@ transaction per group of runs that finished close together (CommitPolicy).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import hashlib
 import json
@@ -51,7 +50,6 @@ def simulate_with_core(text: str, origin: str, max_memory: int | None = None) ->
 def code_version() -> str:
     """The package version plus the first 12 hex digits of the native module's SHA-256,
     so that a rebuilt core never serves runs stored by an older build."""
-    import manetfair
     from manetfair import _core
 
     digest = "unknown"
@@ -62,7 +60,7 @@ def code_version() -> str:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
         digest = h.hexdigest()[:12]
-    return f"{manetfair.__version__}+{digest}"
+    return f"{_core.version()}+{digest}"
 
 
 @dataclass
@@ -254,9 +252,11 @@ def execute(
     tasks to run in the same workers, before the runs still waiting; the batch ends
     when they are done too. `clock` (BatchClock) adds up where the time went. A batch
     of no runs is refused: it is always a mistake in the sweep that made it.
+
+    The runner knows no remedy: specs of ingress-throttled scenarios get their
+    reference throughputs from `throttle.complete` before they come here.
     """
     clock = clock if clock is not None else BatchClock()
-    specs = _with_throttle_references(list(specs), store, jobs, simulate, clock)
     started = time.perf_counter()
     specs = [s.prepare(max_memory) for s in specs]
     clock.prepare_s += time.perf_counter() - started
@@ -505,31 +505,6 @@ class _BackendSource(_SerialSource):
             self.running = False
             self.remote = []
         yield from super().events(wait_s)
-
-
-def _with_throttle_references(
-    specs: list[RunSpec],
-    store: ResultsStore,
-    jobs: int,
-    simulate: Simulate,
-    clock: BatchClock | None = None,
-) -> list[RunSpec]:
-    """Specs of ingress-throttling scenarios with their reference throughputs (Thr_max,
-    Thr_alone) measured through the same store and filled in (manetfair.throttle)."""
-    from manetfair import throttle
-
-    chosen = [
-        i for i, s in enumerate(specs) if throttle.throttle_table(s.scenario.data) is not None
-    ]
-    if not chosen:
-        return specs
-    done, _ = throttle.measure_references(
-        [specs[i].scenario for i in chosen], store, jobs=jobs, simulate=simulate, clock=clock
-    )
-    out = list(specs)
-    for i, sc in zip(chosen, done):
-        out[i] = dataclasses.replace(specs[i], scenario=sc, canonical_json="", scenario_hash="")
-    return out
 
 
 class WorkerDied(RuntimeError):

@@ -675,13 +675,16 @@ class ResultsStore:
             row = con.execute("SELECT count(*) FROM runs").fetchone()
         return int(row[0]) if row else 0
 
-    def export(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
-        """Writes the tidy tables runs, flows and series (and the experiment links) to
-        the directory `out` as Parquet or CSV (docs/results-store.md)."""
-        from manetfair.export import export_store
 
-        with self.session() as con:
-            return export_store(con, Path(out), fmt, self.all_traces())
+def open_existing(path: str | os.PathLike[str] | None) -> ResultsStore:
+    """The results store at `path` (or the default one), read-only; bad input naming
+    the path when there is none, rather than creating an empty store."""
+    where = path if path is not None else default_path()
+    if not Path(where).exists():
+        raise InputError(
+            f"{where}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
+        )
+    return ResultsStore(where, read_only=True)
 
 
 class StoreBusyError(RuntimeError):

@@ -85,6 +85,7 @@ def sweep(
 
     `manetfair.sweep("chain.toml", {"mac.queue_capacity_pkts": [10, 50]}, seeds=3)`
     """
+    from manetfair import throttle
     from manetfair.errors import InputError
     from manetfair.runner import RunSpec, execute
     from manetfair.scenario import load
@@ -103,8 +104,10 @@ def sweep(
         for seed in range(1, seeds + 1):
             run = sc.with_run(seed=seed, duration_s=duration_s)
             specs.append(RunSpec(run, seed, variant=variant, parameters=variant))
+    workers = jobs or os.cpu_count() or 1
     with ResultsStore(store) as st:
-        outcomes = execute(specs, st, jobs=jobs or os.cpu_count() or 1, max_memory=max_memory)
+        specs = throttle.complete(specs, st, jobs=workers)
+        outcomes = execute(specs, st, jobs=workers, max_memory=max_memory)
     rows = [run_row(o.run_id, o.spec.seed, o.spec.parameters, o.summary) for o in outcomes]
     return frame(rows, [k for k, _ in axes])
 
