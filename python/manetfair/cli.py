@@ -994,7 +994,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
-    from manetfair.report import fmt_number, verdict_words
+    from manetfair.pages import fmt_number
+    from manetfair.report import verdict_words
 
     unavailable = [r for r in results if not r.available]
     for r in results:
@@ -1039,7 +1040,7 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from manetfair import claims, throttle
-    from manetfair.report import fmt_number
+    from manetfair.pages import fmt_number
     from manetfair.runner import RunSpec, execute
     from manetfair.scenario import Scenario, parse_param
     from manetfair.store import ResultsStore
@@ -1064,10 +1065,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 "sweep: --platform and --param platform=... both set the platform; give one"
             )
         base = base.with_overrides({"platform": args.platform})
-    points = math.prod(len(values) for _, values in axes)
-    if points * args.seeds > MAX_RUNS:
+    grid_points = math.prod(len(values) for _, values in axes)
+    if grid_points * args.seeds > MAX_RUNS:
         raise InputError(
-            f"sweep: {points} grid points × {args.seeds} seeds = {points * args.seeds} runs, "
+            f"sweep: {grid_points} grid points × {args.seeds} seeds = "
+            f"{grid_points * args.seeds} runs, "
             f"more than {MAX_RUNS} in one sweep; split it into several"
         )
     specs = []
@@ -1104,7 +1106,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         for path in draw_outcomes(outcomes, keys, args.out, name):
             _log(args, f"wrote {path}")
     runs = [claims.Run(o.spec.variant, o.spec.seed, o.summary) for o in outcomes]
-    points = []
+    points: list[dict[str, Any]] = []
     for combo in itertools.product(*[values for _, values in axes]):
         variant = dict(zip(keys, combo))
         point: dict[str, Any] = {"variant": variant}

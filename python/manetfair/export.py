@@ -196,7 +196,7 @@ def _table(rows: Sequence[Mapping[str, Any]], typed: Mapping[str, str]) -> Any:
     where a value is not one) and the rest inferred."""
     import pyarrow as pa
 
-    arrow_types = {
+    arrow_types: dict[str, pa.DataType] = {
         "bool": pa.bool_(),
         "int64": pa.int64(),
         "float64": pa.float64(),
@@ -251,15 +251,14 @@ def _write_series(
 ) -> None:
     import pyarrow as pa
 
-    schema = pa.schema(
-        [
-            ("run_id", pa.string()),
-            ("t", pa.float64()),
-            ("entity", pa.string()),
-            ("metric", pa.string()),
-            ("value", pa.float64()),
-        ]
-    )
+    columns: list[tuple[str, pa.DataType]] = [
+        ("run_id", pa.string()),
+        ("t", pa.float64()),
+        ("entity", pa.string()),
+        ("metric", pa.string()),
+        ("value", pa.float64()),
+    ]
+    schema = pa.schema(columns)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 

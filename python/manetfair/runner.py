@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
@@ -430,7 +430,10 @@ class _Source(Protocol):
 
     def idle(self) -> bool: ...
 
-    def events(self, wait_s: Callable[[], float | None]) -> Iterator[Any]: ...
+    def events(self, wait_s: Callable[[], float | None]) -> Generator[Any, None, None]:
+        """RunDone, TaskDone and Tick events as they come: a generator, which the batch
+        closes when it stops early (an error, Ctrl-C) so the source lets go of its work."""
+        ...
 
 
 def _timed(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any, float, float, float]:
@@ -459,7 +462,7 @@ class _SerialSource:
     def idle(self) -> bool:
         return not self.work and not self.tasks
 
-    def events(self, wait_s: Callable[[], float | None]) -> Iterator[Any]:
+    def events(self, wait_s: Callable[[], float | None]) -> Generator[Any, None, None]:
         while self.tasks or self.work:
             if self.tasks:
                 task = self.tasks.popleft()
@@ -487,7 +490,7 @@ class _BackendSource(_SerialSource):
     def idle(self) -> bool:
         return not self.running and not self.tasks
 
-    def events(self, wait_s: Callable[[], float | None]) -> Iterator[Any]:
+    def events(self, wait_s: Callable[[], float | None]) -> Generator[Any, None, None]:
         self.running = bool(self.remote)
         stream = self.backend.simulate_all(self.remote, self.simulate) if self.remote else None
         try:
@@ -566,7 +569,7 @@ class WorkerPool:
             if isinstance(event, RunDone):
                 yield event.indices, event.result
 
-    def events(self, wait_s: Callable[[], float | None]) -> Iterator[Any]:
+    def events(self, wait_s: Callable[[], float | None]) -> Generator[Any, None, None]:
         """Yields RunDone and TaskDone as work finishes, and Tick when nothing did
         within `wait_s()` seconds (None: wait as long as it takes)."""
         workers: list[tuple[Any, Connection]] = []
