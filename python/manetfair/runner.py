@@ -156,7 +156,7 @@ class CommitPolicy:
     until 122,880 are stored, so a commit's cost grows with the store (schema 3
     stores a row per series: a row group is 122,880 series, some 400 runs of 100
     nodes). With a 5 s cap a full reproduction's
-    commits reached 4.5 s each and took 1,345 s of its 47 minutes (bench/RESULTS.md,
+    commits reached 4.5 s each and took 1,345 s of its 47 minutes (bench/RESULTS.md at fe6291b,
     "A full reproduction, timed end to end"); letting the delay follow `cost_factor`
     keeps the commits near a tenth of the time.
     """
