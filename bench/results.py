@@ -169,7 +169,8 @@ def memory_section(data: Path) -> list[str]:
             "small C program) and take the `%M` it reports: the `ru_maxrss` of its child, the "
             "simulator. Records marked *forked driver* were taken the earlier way, `os.wait4` of a "
             "child forked from the Python driver: Linux carries a process's high-water mark across "
-            "`exec`, so they show the driver's 24–27 MB image, not the simulator's. *core* is "
+            "`exec`, so they are at least the driver's 24–27 MB: manetfair's were the driver's, "
+            "ns-3's (larger) its own. *core* is "
             "manetfair's core alone (`target/release/examples/run_scenario`), *CLI* the "
             "`manetfair run` a user starts (Python front end and core in one process)."
         ),
