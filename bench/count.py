@@ -13,7 +13,8 @@ the signal start and end one receiver gets of one frame. ns-3 runs as
 ``bench/build/ns3bench`` and is counted whole.
 
 Results go to ``bench/out/count/`` (one JSON per target), ``bench/COUNTS.md``,
-and the counts section of ``bench/RESULTS.md``. The report is made from the
+and, for the targets counted this time, records in ``bench/data/`` (counts,
+counts_whole, memory) from which ``bench/RESULTS.md`` is remade. The report is made from the
 JSON in ``bench/out/count/`` alone: when ``bench/COUNTS.md`` lists a target
 that folder has no JSON for (ns-3's, which take half an hour under callgrind,
 counted in another checkout), writing refuses (exit 1) rather than drop its
@@ -38,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import results  # the page's generator beside this file
 import run  # the benchmark driver beside this file
 
 HERE = run.HERE
@@ -45,7 +47,6 @@ REPO = HERE.parent
 COUNT_DIR = run.OUT_DIR / "count"
 COUNTS_MD = HERE / "COUNTS.md"
 EXAMPLE = REPO / "target" / "release" / "examples" / "run_scenario"
-BEGIN, END = "<!-- counts -->", "<!-- /counts -->"
 
 Json = dict[str, Any]
 
@@ -157,6 +158,7 @@ def count(t: Target, binary: Path, example: Path, seed: int, callgrind: bool) ->
         "wall_s": m.wall_s,
         "cpu_s": m.cpu_s,
         "peak_rss_mb": m.peak_rss_mb,
+        "rss_method": m.rss_method,
         "load": m.load_avg,
         "command": shlex.join(cmd),
         "source": git_commit() if t.sim == "manetfair" else "",
@@ -341,10 +343,67 @@ def report(recs: dict[str, Json]) -> str:
     return "\n".join(lines)
 
 
-def splice(results: str, section: str) -> str:
-    """results with the text between the counts markers replaced by section
-    (appended, with markers, when they are missing)."""
-    return run.splice_block(results, section, BEGIN, END)
+def rounded(x: float | None, digits: int) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def data_records(t: Target, rec: Json) -> dict[str, list[Json]]:
+    """A counted target as records of bench/data's tables: its peak memory (the
+    simulator's own process, run.run_measured), its whole-process count, and for
+    manetfair its steady-state figures over the measured window."""
+    target = t.key.removeprefix("ns3-")
+    base: Json = {"date": rec["date"], "commit": rec.get("source") or None, "target": target}
+    process = "core" if t.sim == "manetfair" else "whole"
+    out: dict[str, list[Json]] = {
+        "memory": [
+            {
+                **base,
+                "command": rec["command"].replace(f"{REPO}{os.sep}", ""),
+                "simulator": t.sim,
+                "process": process,
+                "peak_rss_mb": round(rec["peak_rss_mb"], 1),
+                "cpu_s": round(rec["cpu_s"], 3),
+                "rss_method": rec.get("rss_method", "forked driver"),
+            }
+        ]
+    }
+    if rec.get("instructions") is None:
+        return out
+    command = rec["callgrind_command"].replace(f"{REPO}{os.sep}", "")
+    out["counts_whole"] = [
+        {
+            **base,
+            "command": command,
+            "simulator": t.sim,
+            "instructions": rec["instructions"],
+            "wall_s": rounded(rec.get("wall_s"), 3),
+            "load": rounded(rec.get("load"), 1),
+            "scope": "whole process",
+        }
+    ]
+    measured = rec.get("measured_instructions")
+    if t.sim == "manetfair" and measured is not None:
+        window = t.duration_s - t.from_s
+        deliveries = rec["measured_deliveries"]
+        queued = rec.get("measured_walk_steps_queued")
+        out["counts"] = [
+            {
+                **base,
+                "command": command,
+                "nodes": scenario_of(t).nodes,
+                "window_s": f"{t.from_s:g}–{t.duration_s:g}",
+                "events": rec["measured_events"],
+                "deliveries": deliveries,
+                "receivers_per_frame": rounded(per(rec.get("deliveries"), rec.get("frames")), 1),
+                "walk_steps_queued_pct": rounded(per(queued, 2 * deliveries / 100), 1),
+                "instructions": measured,
+                "cpu_s_per_sim_s": rounded(per(rec.get("measured_cpu_s"), window), 3),
+                "wall_s_per_sim_s": rounded(per(rec.get("measured_wall_s"), window), 3),
+                "load": rounded(rec.get("load"), 1),
+                "scope": "measured window",
+            }
+        ]
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -384,7 +443,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         binary = run.build_ns3() if any(known[k].sim == "ns3" for k in chosen) else run.BINARY
         for k in chosen:
-            count(known[k], binary, example, args.seed, not args.no_callgrind)
+            rec = count(known[k], binary, example, args.seed, not args.no_callgrind)
+            for table, rows in data_records(known[k], rec).items():
+                results.append(table, rows)
+        results.write()
     recs = load_records()
     text = report(recs)
     shown = listed_targets(COUNTS_MD.read_text()) if COUNTS_MD.exists() else set()
@@ -399,8 +461,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     COUNTS_MD.write_text(text)
-    if run.RESULTS_MD.exists():
-        run.RESULTS_MD.write_text(splice(run.RESULTS_MD.read_text(), text))
     print(text)
     return 0
 

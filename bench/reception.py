@@ -6,8 +6,8 @@ cost on the grid.
     python3 bench/reception.py --speed-only    only the grid cost (both models, one process)
     python3 bench/reception.py --report-only   RECEPTION.md from the stored runs and speed check
 
-A run of every case also puts the table into bench/RESULTS.md (between the
-`<!-- reception -->` markers, which run.py leaves alone when it rewrites its own part).
+A run of every case also adds its rows (and the speed check) to bench/data's
+reception tables, from which bench/RESULTS.md is remade (bench/results.py).
 
 The cases (docs/models.md, "Validation against ns-3"): a single link at 250 m and at
 251 m; two saturated UDP senders 500 m and 551 m apart, each with its receiver 200 m
@@ -39,12 +39,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import results  # the page's generator beside this file
 import run as bench  # the benchmark driver: ns-3 build, grid scenario
 
 OUT = bench.OUT_DIR / "reception"
 REPORT = HERE / "RECEPTION.md"
-# The same table goes into bench/RESULTS.md between these markers (run.py carries it over).
-BEGIN, END = "<!-- reception -->", "<!-- /reception -->"
 DURATION_S = 60.0
 START_S = 1.0
 SPACING_M = 200.0
@@ -296,13 +295,42 @@ def report(rows: Sequence[Row], seeds: int, speed: dict[str, Any] | None) -> str
     return "\n".join(out)
 
 
-def splice(results: str, report_text: str) -> str:
-    """results with the block between the reception markers replaced by the report, its
-    headings one level down (appended, with markers, when they are missing)."""
-    body = "\n".join(
-        "#" + line if line.startswith("#") else line for line in report_text.rstrip().splitlines()
-    )
-    return bench.splice_block(results, body, BEGIN, END)
+def data_records(
+    rows: Sequence[Row], seeds: int, speed: dict[str, Any] | None
+) -> dict[str, list[dict[str, Any]]]:
+    """The rows (and the grid's speed check) as records of bench/data's reception
+    tables, each with the command and when."""
+    base = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": None,
+        "command": f"python3 bench/reception.py --seeds {seeds}",
+    }
+    out: dict[str, list[dict[str, Any]]] = {
+        "reception": [
+            {
+                **base,
+                "case": f"{r.case.name} ({r.case.what})",
+                "flow": r.flow,
+                "ns3_kbps": fmt_range(r.ns3),
+                "manetfair_sinr_kbps": fmt_range(r.mf),
+                "verdict": r.verdict()[0],
+            }
+            for r in rows
+        ]
+    }
+    if speed is not None:
+        out["reception_cost"] = [
+            {
+                **base,
+                "scenario": "a",
+                "reception": m,
+                "cpu_s": round(speed[m]["cpu_s"], 3),
+                "events": speed[m]["events"],
+                "aggregate_kbps": round(speed[m]["aggregate_kbps"], 1),
+            }
+            for m in MODELS
+        ]
+    return out
 
 
 def speed_check(quick: bool) -> dict[str, Any]:
@@ -370,9 +398,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = report(rows, args.seeds, speed)
     REPORT.write_text(text)
     print(f"wrote {REPORT}", file=sys.stderr)
-    if groups == {"link", "pair", "chain", "hidden"} and bench.RESULTS_MD.exists():
-        bench.RESULTS_MD.write_text(splice(bench.RESULTS_MD.read_text(), text))
-        print(f"updated {bench.RESULTS_MD}", file=sys.stderr)
+    if groups == {"link", "pair", "chain", "hidden"}:
+        for table, records in data_records(rows, args.seeds, speed).items():
+            results.append(table, records)
+        print(f"updated {results.write()}", file=sys.stderr)
     return 0
 
 

@@ -10,13 +10,11 @@ core, scenario expansion, the results store, claims, plots and pages, and per
 experiment its wall time and the core's share. Start-up (the interpreter and the
 imports) is the outside wall time less the command's own.
 
-Results go to `bench/out/reproduce/` (one JSON per measurement) and, with `--write`,
-to the section between `<!-- reproduce -->` and `<!-- /reproduce -->` of
-`bench/RESULTS.md`. The section is written from the JSON files alone, and
-`bench/out/` is not in the repository: where the section shows more
-measurements than the folder holds, `--write` refuses (exit 1) rather than
-drop them; `--replace` writes anyway. The machine is shared: every timing
-carries its load.
+Results go to `bench/out/reproduce/` (one JSON per measurement, and the whole
+section of every measurement there in `report.md`) and, with `--write`, the
+measurements of this invocation to `bench/data/front_end.jsonl`, from which
+`bench/RESULTS.md` is remade (bench/results.py). The machine is shared: every
+timing carries its load.
 
     python3 bench/reproduce_timing.py --jobs 1,2 --write           # the quick set
     python3 bench/reproduce_timing.py --full nred-fig10 opet-fig10 throttle-table2 --write
@@ -44,12 +42,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import run  # the benchmark driver beside this file: RESULTS.md and its blocks
+import results  # the page's generator beside this file
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "out" / "reproduce"
-RESULTS_MD = HERE / "RESULTS.md"
-BEGIN, END = "<!-- reproduce -->", "<!-- /reproduce -->"
 
 Json = dict[str, Any]
 
@@ -344,26 +340,25 @@ def _same_outputs(measurements: Sequence[Json]) -> str:
     return " ".join(notes)
 
 
-def splice(results: str, text: str) -> str:
-    """`results` with the section between the markers replaced (or appended)."""
-    return run.splice_block(results, text, BEGIN, END)
-
-
-def measurement_rows(results: str) -> int:
-    """Rows of the section's first table in `results` (one per measurement), 0
-    without the section."""
-    if BEGIN not in results or END not in results:
-        return 0
-    body = results.split(BEGIN, 1)[1].split(END, 1)[0]
-    rows, in_table = 0, False
-    for line in body.splitlines():
-        if line.startswith("| when (UTC) |"):
-            in_table = True
-        elif in_table and not line.startswith("|"):
-            break
-        elif in_table and not line.startswith("| ---"):
-            rows += 1
-    return rows
+def data_record(m: Json) -> Json:
+    """A measurement as a record of bench/data/front_end.jsonl."""
+    t = m.get("timing") or {}
+    core = f"{_f(t['core_s'])} ({_f(t['core_cpu_s'])})" if "core_cpu_s" in t else None
+    return {
+        "date": m["date"],
+        "commit": m.get("code_version"),
+        "command": m["command"],
+        "front_end": m["label"],
+        "set": m["set"],
+        "jobs": m["jobs"],
+        "wall_s": m["wall_s"],
+        "cpu_s": m["cpu_s"],
+        "load": f"{m['load_before']:.1f} → {m['load_after']:.1f}",
+        "sim_s_per_wall_s": round(t["sim_s"] / m["wall_s"], 1) if t else None,
+        "core_s": core,
+        "core_share": f"{100 * t['core_s'] / (m['wall_s'] * m['jobs']):.0f} %" if t else None,
+        "commits": t.get("commits") if t else None,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -372,17 +367,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--full", nargs="+", metavar="ID", help="these experiments in full mode")
     ap.add_argument("--repeat", type=int, default=1, help="measurements per job count")
     ap.add_argument("--label", default="after", help="name of the front end measured")
-    ap.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     ap.add_argument(
-        "--from-json", action="store_true", help="only rewrite the section from bench/out"
+        "--write", action="store_true", help="add these measurements to bench/data and the page"
     )
     ap.add_argument(
-        "--replace",
-        action="store_true",
-        help="write the section even where it drops rows that bench/out has no JSON for",
+        "--from-json", action="store_true", help="only rewrite bench/out's report.md from its JSON"
     )
     args = ap.parse_args(argv)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
+    measured: list[Json] = []
     if not args.from_json:
         invocation = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
         jobs = [int(j) for j in args.jobs.split(",")]
@@ -396,28 +389,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 m["machine"] = f"{platform.machine()}, {os.cpu_count()} logical cores"
                 m["invocation"] = invocation
                 (OUT_DIR / f"{name}.json").write_text(json.dumps(m, indent=1))
+                measured.append(m)
                 print(
                     f"  {m['wall_s']:.1f} s wall, {m['cpu_s']:.1f} s CPU, load "
                     f"{m['load_before']:.1f} -> {m['load_after']:.1f}",
                     file=sys.stderr,
                 )
-    if args.write or args.from_json:
-        found = [json.loads(p.read_text()) for p in sorted(OUT_DIR.glob("*.json"))]
-        order = {"before": 0, "after": 1}
-        found.sort(key=lambda m: (m["set"] != "quick", m["set"], order.get(m["label"], 2),
-                                  m["date"], m["jobs"]))  # fmt: skip
-        results = RESULTS_MD.read_text()
-        shown = measurement_rows(results)
-        if len(found) < shown and not args.replace:
-            # bench/out is not in the repository: a fresh clone has only its own runs.
-            print(
-                f"{RESULTS_MD} shows {shown} measurements and {OUT_DIR} holds {len(found)}: "
-                f"writing would drop {shown - len(found)} rows. Add the new rows by hand, "
-                "or pass --replace.",
-                file=sys.stderr,
-            )
-            return 1
-        RESULTS_MD.write_text(splice(results, section(found)))
+    found = [json.loads(p.read_text()) for p in sorted(OUT_DIR.glob("*.json"))]
+    order = {"before": 0, "after": 1}
+    found.sort(key=lambda m: (m["set"] != "quick", m["set"], order.get(m["label"], 2),
+                              m["date"], m["jobs"]))  # fmt: skip
+    if found:
+        (OUT_DIR / "report.md").write_text(section(found))
+    if args.write and measured:
+        results.append("front_end", [data_record(m) for m in measured if m["label"] == "after"])
+        results.write()
     return 0
 
 

@@ -4,7 +4,9 @@
 Generates the scenarios deterministically, writes each one both as a manetfair
 scenario file and as an input of the ns-3 program in ``bench/ns3/``, runs both
 simulators as separate processes (measuring wall time and peak RSS from
-outside), and writes ``bench/RESULTS.md`` and ``bench/scaling.png``.
+outside), writes the whole report to ``bench/out/report.md`` and
+``bench/scaling.png``, and adds one record per scenario and simulator to
+``bench/data/speed.jsonl``, from which ``bench/RESULTS.md`` is remade.
 
 Settings and scenario definitions are documented in ``docs/benchmark.md``.
 """
@@ -15,6 +17,7 @@ import argparse
 import collections
 import dataclasses
 import datetime
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -24,6 +27,7 @@ import platform
 import random
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -35,13 +39,21 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import results  # the page's generator beside this file
+
 BUILD_DIR = HERE / "build"
 OUT_DIR = HERE / "out"
 SOURCE = HERE / "ns3" / "ns3bench.cc"
 BINARY = BUILD_DIR / "ns3bench"
-RESULTS_MD = HERE / "RESULTS.md"
-# This script's part of RESULTS.md; the rest of the file is kept as it is.
-RUN_BEGIN, RUN_END = "<!-- run -->", "<!-- /run -->"
+RESULTS_MD = results.RESULTS_MD
+# The whole report of the last run (every flow, every failure); the page keeps its
+# speed rows as records (bench/data/speed.jsonl).
+REPORT_MD = OUT_DIR / "report.md"
+# GNU time: a small C program whose child is the simulator, so that the child's
+# ru_maxrss is the simulator's own (see run_measured).
+GNU_TIME = Path("/usr/bin/time")
 WATCH_JSON = HERE / "watch.json"
 SCALING_PNG = HERE / "scaling.png"
 
@@ -442,23 +454,39 @@ class Measured:
     returncode: int
     stdout: str
     stderr: str
+    rss_method: str = "own process"
 
 
 def run_measured(cmd: list[str], timeout_s: float, log_stem: Path) -> Measured:
-    """Runs cmd as its own process; wall time from fork to exit, peak RSS from
-    the kernel's rusage of that process (and any children it waited for)."""
+    """Runs cmd as its own process; wall time from fork to exit, CPU time from the
+    kernel's rusage of that process and its children.
+
+    Peak RSS is the simulator's own: cmd runs as the child of GNU time, which reports
+    that child's ru_maxrss. Taken from `os.wait4` of a child forked from this driver,
+    it would be at least the driver's own size, since Linux carries a process's
+    high-water mark across exec (24-27 MB, more than manetfair's core needs). Without
+    GNU time, the driver's figure is kept and marked so (`rss_method`)."""
     out_path = log_stem.with_suffix(".stdout")
     err_path = log_stem.with_suffix(".stderr")
+    rss_path = log_stem.with_suffix(".maxrss")
+    rss_path.unlink(missing_ok=True)
+    launcher = [str(GNU_TIME), "-f", "%M", "-o", str(rss_path)] if GNU_TIME.exists() else []
     with open(out_path, "w") as out, open(err_path, "w") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [*launcher, *cmd],
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # a timeout ends the simulator too, not only the launcher
+        )
         timed_out = threading.Event()
         exited = threading.Event()
 
         def kill() -> None:
             if not exited.is_set():
                 timed_out.set()
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)
 
         timer = threading.Timer(timeout_s, kill)
         timer.start()
@@ -469,15 +497,20 @@ def run_measured(cmd: list[str], timeout_s: float, log_stem: Path) -> Measured:
         proc.returncode = os.waitstatus_to_exitcode(status)
     rc = proc.returncode
     state = "timeout" if timed_out.is_set() else ("ok" if rc == 0 else "failed")
+    peak_mb, method = usage.ru_maxrss / 1024.0, "forked driver"
+    reported = rss_path.read_text().split() if rss_path.exists() else []
+    if reported and reported[-1].isdigit():  # GNU time's last line: %M, in KiB
+        peak_mb, method = int(reported[-1]) / 1024.0, "own process"
     return Measured(
         state,
         wall,
         usage.ru_utime + usage.ru_stime,
-        usage.ru_maxrss / 1024.0,
+        peak_mb,
         os.getloadavg()[0],
         rc,
         out_path.read_text(),
         err_path.read_text(),
+        method,
     )
 
 
@@ -507,6 +540,9 @@ class RunRecord:
     summary: Json = field(default_factory=dict)
     cpu_s: float | None = None  # user + system CPU seconds of the process
     load_avg: float | None = None  # machine's 1-minute load average when the run ended
+    # How peak_rss_mb was taken (Measured.rss_method); runs stored before it was
+    # recorded were the forked driver's.
+    rss_method: str = "forked driver"
 
     def path(self) -> Path:
         return OUT_DIR / "runs" / f"{self.sim}-{self.scenario}-seed{self.seed}.json"
@@ -539,7 +575,7 @@ def run_one(
     )
     m = run_measured(cmd, timeout_s, stem)
     rec = RunRecord(sim, sc.key, seed, sha, m.status, "", m.wall_s, m.peak_rss_mb)
-    rec.cpu_s, rec.load_avg = m.cpu_s, m.load_avg
+    rec.cpu_s, rec.load_avg, rec.rss_method = m.cpu_s, m.load_avg, m.rss_method
     if m.status == "timeout":
         rec.note = f"did not finish in {timeout_s:.0f} s"
         rec.wall_s = None
@@ -926,8 +962,8 @@ def write_report(
         (
             f"- Time limit per process: {timeout_s:.0f} s on the scaling fields (c), "
             f"{args.fidelity_timeout:.0f} s on a and b. Both simulators run one after the other, "
-            "never side by side; wall time and peak RSS are those of the whole process "
-            "(manetfair's includes its Python front end), measured from outside."
+            "never side by side; wall time and peak RSS are those of the simulator's own "
+            "process (manetfair's includes its Python front end), measured from outside."
         ),
         "- Settings of both sides and the scenario definitions: `docs/benchmark.md`.",
         "",
@@ -1088,35 +1124,7 @@ def write_report(
             ]
     lines += ["![scaling](scaling.png)", ""]
     lines += watch_lines(scenarios, history or {})
-    # The other sections of RESULTS.md (instruction counts, reception
-    # models, reproduction timings, each between its script's markers, and
-    # the assessment written by hand) are not this script's: `splice_block`
-    # leaves them where they are.
-    lines += [
-        (
-            "The assessment against the speed targets, with the profiles behind it, "
-            "follows this generated part and is kept by hand (its latest table is "
-            "also in `bench/TARGETS.md`)."
-        ),
-        "",
-    ]
     return "\n".join(lines)
-
-
-def splice_block(results: str, text: str, begin: str, end: str, *, first: bool = False) -> str:
-    """`results` with the block between the markers `begin` and `end` replaced
-    by `text`; everything outside them is kept. Without the markers the block
-    is added, with them: at the top (`first`) or at the end."""
-    block = f"{begin}\n{text.rstrip()}\n{end}"
-    if begin in results and end in results:
-        head, rest = results.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        return head + block + tail
-    if not results.strip():
-        return block + "\n"
-    if first:
-        return block + "\n\n" + results.lstrip("\n")
-    return results.rstrip("\n") + "\n\n" + block + "\n"
 
 
 def watch_entry(sc: Scenario, records: Sequence[RunRecord], version: str) -> Json | None:
@@ -1317,6 +1325,53 @@ def range_check(binary: Path) -> Json | None:
     return last_json_line(res.stdout)
 
 
+def rounded_stat(stats: dict[str, float], name: str, digits: int) -> float | None:
+    value = stats.get(name)
+    return None if value is None or math.isnan(value) else round(value, digits)
+
+
+def speed_records(
+    scenarios: Sequence[Scenario],
+    records: dict[tuple[str, str], list[RunRecord]],
+    args: argparse.Namespace,
+    version: str,
+) -> list[Json]:
+    """One record per scenario and simulator run this time (bench/data/speed.jsonl):
+    means over the runs that finished, the command, and what was measured."""
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out: list[Json] = []
+    for sc in scenarios:
+        for sim in ("ns3", "manetfair"):
+            recs = records.get((sim, sc.key), [])
+            if not recs:
+                continue
+            ok = ok_runs(recs)
+            stats = sim_stats(recs, sc) if ok else {}
+            methods = sorted({r.rss_method for r in ok})
+            fig = functools.partial(rounded_stat, stats)
+            events = fig("events", 0)
+            out.append(
+                {
+                    "date": when,
+                    "commit": version if sim == "manetfair" else None,
+                    "command": reproduce_command(args),
+                    "scenario": sc.key,
+                    "nodes": sc.nodes,
+                    "flows": len(sc.flows),
+                    "sim_s": sc.duration_s,
+                    "simulator": sim,
+                    "status": status_text(recs),
+                    "wall_s": fig("wall_s", 3),
+                    "cpu_s": fig("cpu_s", 3),
+                    "peak_rss_mb": fig("rss_mb", 1),
+                    "rss_method": ", ".join(methods) or None,
+                    "events": None if events is None else int(events),
+                    "load": fig("load", 1),
+                }
+            )
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     sims = [s.strip() for s in args.sims.split(",") if s.strip()]
@@ -1411,8 +1466,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         history = update_watch(scenarios, records, manetfair_version(mf_cmd), history)
         WATCH_JSON.write_text(json.dumps(history, indent=1) + "\n")
     report = write_report(scenarios, records, check, args, args.timeout, history)
-    old = RESULTS_MD.read_text() if RESULTS_MD.exists() else ""
-    RESULTS_MD.write_text(splice_block(old, report, RUN_BEGIN, RUN_END, first=True))
+    REPORT_MD.parent.mkdir(parents=True, exist_ok=True)
+    REPORT_MD.write_text(report)
+    if not args.report_only:
+        version = manetfair_version(mf_cmd)
+        results.append("speed", speed_records(scenarios, records, args, version))
+        results.write(page=RESULTS_MD)
     print(report)
     return 0
 

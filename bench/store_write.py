@@ -7,7 +7,7 @@ as `--batch` runs under distinct keys in a fresh store, `--batches` times after
 one batch not timed, each batch one `ResultsStore.insert_many` as a
 reproduction's group commit, and prints the CPU time per run stored
 (`time.process_time`: the process and DuckDB's threads). It measures the installed package; run it from two checkouts'
-installs to compare them (bench/RESULTS.md, "Speed, sixteenth step").
+installs to compare them (bench/RESULTS.md at fe6291b, "Speed, sixteenth step").
 """
 
 from __future__ import annotations

@@ -14,17 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import count
 
 
-def test_splice_replaces_only_the_counts_section() -> None:
-    text = "# head\n\n<!-- counts -->\nold\n<!-- /counts -->\n\n## tail\n"
-    out = count.splice(text, "## Instruction counts\nnew\n")
-    assert (
-        out
-        == "# head\n\n<!-- counts -->\n## Instruction counts\nnew\n<!-- /counts -->\n\n## tail\n"
-    )
-    appended = count.splice("# head\n", "new")
-    assert appended == "# head\n\n<!-- counts -->\nnew\n<!-- /counts -->\n"
-
-
 def test_callgrind_totals_reads_dumps_in_order(tmp_path: Path) -> None:
     out = tmp_path / "x.out"
     for name, total in [("x.out.2", 20), ("x.out.10", 100), ("x.out.1", 10), ("x.out", 7)]:

@@ -70,11 +70,14 @@ def test_verdict_inside_range_or_within_five_percent() -> None:
     assert zero.verdict() == ("both 0", True)
 
 
-def test_splice_replaces_only_the_marked_block_and_demotes_headings() -> None:
-    text = "# Reception models against ns-3\n\nrow\n"
-    first = reception.splice("# results\n\nbody\n", text)
-    assert first.startswith("# results\n\nbody\n")
-    assert f"{reception.BEGIN}\n## Reception models against ns-3\n\nrow\n{reception.END}" in first
-    again = reception.splice(first + "tail\n", "# Reception\n\nnew row\n")
-    assert "row\n" not in again.split(reception.BEGIN)[1].replace("new row", "")
-    assert again.endswith("tail\n") and again.count(reception.BEGIN) == 1
+def test_rows_become_records_of_the_reception_tables() -> None:
+    case = by_name()["link-250"]
+    row = reception.Row(case, 0, ns3=[100.0, 110.0, 120.0], mf=[115.0, 115.0])
+    speed = {m: {"cpu_s": 1.0, "events": 10, "aggregate_kbps": 5.0} for m in reception.MODELS}
+    tables = reception.data_records([row], 5, speed)
+    (rec,) = tables["reception"]
+    assert rec["case"].startswith("link-250 (") and rec["flow"] == 0
+    assert rec["ns3_kbps"] == "110.0 [100.0–120.0]" and rec["verdict"] == "inside range"
+    assert rec["command"] == "python3 bench/reception.py --seeds 5"
+    assert [r["reception"] for r in tables["reception_cost"]] == list(reception.MODELS)
+    assert "reception_cost" not in reception.data_records([row], 5, None)

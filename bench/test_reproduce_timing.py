@@ -5,7 +5,6 @@ Run with ``python3 -m pytest bench/test_reproduce_timing.py``.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -59,34 +58,14 @@ def _measurement(jobs: int, wall: float, label: str = "after", timing: bool = Tr
     }
 
 
-def test_splice_replaces_only_its_section() -> None:
-    text = "# head\n\n<!-- reproduce -->\nold\n<!-- /reproduce -->\n\n## tail\n"
-    out = rt.splice(text, "new\n")
-    assert out == "# head\n\n<!-- reproduce -->\nnew\n<!-- /reproduce -->\n\n## tail\n"
-    assert (
-        rt.splice("# head\n", "new") == "# head\n\n<!-- reproduce -->\nnew\n<!-- /reproduce -->\n"
-    )
-
-
-def test_the_rows_shown_are_counted_from_the_first_table() -> None:
-    section = rt.section([_measurement(1, 100.0), _measurement(2, 55.0)])
-    assert rt.measurement_rows(rt.splice("# head\n", section)) == 2
-    assert rt.measurement_rows("# head\n") == 0
-
-
-def test_write_refuses_to_drop_rows_it_has_no_json_for(tmp_path, monkeypatch) -> None:
-    results = tmp_path / "RESULTS.md"
-    shown = rt.splice("# head\n", rt.section([_measurement(1, 100.0), _measurement(2, 55.0)]))
-    results.write_text(shown)
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "after-quick-jobs1-x.json").write_text(json.dumps(_measurement(1, 90.0)))
-    monkeypatch.setattr(rt, "RESULTS_MD", results)
-    monkeypatch.setattr(rt, "OUT_DIR", out)
-    assert rt.main(["--from-json"]) == 1
-    assert results.read_text() == shown
-    assert rt.main(["--from-json", "--replace"]) == 0
-    assert rt.measurement_rows(results.read_text()) == 1
+def test_a_measurement_becomes_a_record_of_the_front_end_table() -> None:
+    rec = rt.data_record({**_measurement(2, 52.0), "code_version": "0.1.0+abc"})
+    assert rec["set"] == "quick" and rec["jobs"] == 2 and rec["wall_s"] == 52.0
+    assert rec["commit"] == "0.1.0+abc" and rec["load"] == "0.5 → 1.5"
+    assert rec["sim_s_per_wall_s"] == round(1000.0 / 52.0, 1)
+    assert rec["core_s"] == "83.2 (72.8)" and rec["core_share"] == "80 %"
+    outside = rt.data_record(_measurement(1, 130.0, label="before", timing=False))
+    assert outside["core_s"] is None and outside["commits"] is None
 
 
 def test_section_gives_speed_up_split_and_sameness() -> None:

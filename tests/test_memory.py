@@ -2,7 +2,7 @@
 100-node run, 2.5 GB in a full reproduction's store), only the entries that an
 experiment's claims and figure read, one run's whole traces at a time, and only until
 its figure is drawn. Holding every entry of every run of an experiment took a full
-reproduction to 8.2 GB (bench/RESULTS.md, "Memory of a full reproduction")."""
+reproduction to 8.2 GB (bench/RESULTS.md at fe6291b, "Memory of a full reproduction")."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from manetfair.export import export
 from manetfair.runner import BatchError, RunSpec, execute
 from manetfair.scenario import load
 from manetfair.store import (
@@ -111,8 +112,8 @@ def test_traces_and_export(fake, tmp_path, pair_file):
         store.link("exp", {"rate": 400.0}, 1, out[0].run_id, quick=True)
         traces = store.traces(out[0].run_id)
         assert traces is not None and traces["bin_s"] == 1.0
-        written = store.export(tmp_path / "pq", "parquet")
-        csvs = store.export(tmp_path / "csv", "csv")
+        written = export(store, tmp_path / "pq", "parquet")
+        csvs = export(store, tmp_path / "csv", "csv")
     assert {p.name for p in written} == {
         "runs.parquet",
         "flows.parquet",
@@ -177,7 +178,7 @@ def test_export_gives_typed_parameter_columns_that_sort_numerically(fake, tmp_pa
     ]
     with ResultsStore(tmp_path / "r.duckdb") as store:
         outcomes = execute(specs, store, simulate=counting([]))
-        store.export(tmp_path / "out", "parquet")
+        export(store, tmp_path / "out", "parquet")
     by_stations = {o.spec.variant["stations"]: o.summary["aggregate_kbps"] for o in outcomes}
     runs = pq.read_table(tmp_path / "out" / "runs.parquet")
     assert str(runs.schema.field("layout.stations").type) == "int64"
@@ -333,7 +334,7 @@ def test_a_schema_2_store_is_read_and_written_as_it_is(fake, tmp_path, pair_file
         traces = store.traces(out[0].run_id)
         part = store.traces(out[0].run_id, {"time_s"})
         assert store.meta()["schema_version"] == "2"
-        store.export(tmp_path / "pq", "parquet")
+        export(store, tmp_path / "pq", "parquet")
     assert traces is not None and traces["bin_s"] == 1.0
     assert part == {"time_s": traces["time_s"]}
     con = duckdb.connect(str(path), read_only=True)
@@ -364,7 +365,7 @@ def test_export_of_both_layouts_is_the_same(fake, tmp_path, pair_file):
             _schema_2_store(path)
         with ResultsStore(path) as store:
             out = execute(specs_for(pair_file, [1, 2, 3]), store, simulate=counting([]))
-            store.export(tmp_path / name, "parquet")
+            export(store, tmp_path / name, "parquet")
         ids = {o.run_id: f"run{i}" for i, o in enumerate(out)}
         rows = pq.read_table(tmp_path / name / "series.parquet").to_pylist()
         tables[name] = sorted(

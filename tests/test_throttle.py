@@ -177,6 +177,25 @@ def test_maxmin_share_needs_the_allocator():
         claims.measure_value(measure, [run], {})
 
 
+def test_a_sweep_measures_the_references_of_a_throttled_scenario(tmp_path):
+    """The generic runner knows no remedy: `sweep` itself has the reference runs made
+    (throttle.complete), through the same store, before the sweep's own runs."""
+    import manetfair
+    from manetfair.store import ResultsStore
+
+    text = (
+        fig7_text()
+        .replace("[throttle]", "[throttle]\nthr_max_seeds = 1\nthr_max_warmup_s = 4.0")
+        .replace("rts_threshold_bytes = 3000", 'rts_threshold_bytes = 3000\nqueue = "throttle"')
+    )
+    store = tmp_path / "s.duckdb"
+    frame = manetfair.sweep(text, {}, seeds=1, store=store, jobs=1)
+    assert len(frame) == 1
+    with ResultsStore(store) as st:
+        # Thr_max for 1-4 hops and Thr_alone for the 4 flows, then the shaped run.
+        assert st.count() == 9
+
+
 def _tc_lines(tmp_path: Path, *extra: str) -> list[str]:
     scenario = tmp_path / "fig7.toml"
     scenario.write_text(

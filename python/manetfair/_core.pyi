@@ -2,10 +2,24 @@
 
 from typing import Callable
 
+__all__ = [
+    "ScenarioError",
+    "check_scenario",
+    "default_max_memory",
+    "jain_index",
+    "max_input_bytes",
+    "run_scenario",
+    "shares",
+    "version",
+]
+
 class ScenarioError(ValueError):
     """A scenario the core rejects: one paragraph naming the key, the bad value and what is allowed."""
 
 def version() -> str: ...
+def jain_index(xs: list[float]) -> float:
+    """The core's Jain index, the one every run summary carries (the claims' own must agree)."""
+
 def default_max_memory() -> int:
     """The default memory budget of one run, in bytes."""
 

@@ -292,7 +292,9 @@ def _per_series(over: str, xs: Sequence[float], threshold: float, bin_s: float) 
 def _joint(over: str, series: Sequence[Sequence[float]], threshold: float, path: str) -> float:
     if len(series) < 2:
         raise InputError(f"trace {path!r}: over = {over!r} needs at least two series")
-    bins = [row for row in zip(*series) if not any(math.isnan(x) for x in row)]
+    bins: list[tuple[float, ...]] = [
+        row for row in zip(*series) if not any(math.isnan(x) for x in row)
+    ]
     if not bins:
         return math.nan
     if over == "all_active_frac":

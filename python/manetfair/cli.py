@@ -1000,7 +1000,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
-    from manetfair.report import fmt_number, verdict_words
+    from manetfair.pages import fmt_number
+    from manetfair.report import verdict_words
 
     unavailable = [r for r in results if not r.available]
     for r in results:
@@ -1048,8 +1049,8 @@ def _print_reproduction(results: Sequence[Any], out: TextIO) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from manetfair import claims
-    from manetfair.report import fmt_number
+    from manetfair import claims, throttle
+    from manetfair.pages import fmt_number
     from manetfair.runner import RunSpec, execute
     from manetfair.scenario import Scenario, parse_param
     from manetfair.store import ResultsStore
@@ -1074,10 +1075,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 "sweep: --platform and --param platform=... both set the platform; give one"
             )
         base = base.with_overrides({"platform": args.platform})
-    points = math.prod(len(values) for _, values in axes)
-    if points * args.seeds > MAX_RUNS:
+    grid_points = math.prod(len(values) for _, values in axes)
+    if grid_points * args.seeds > MAX_RUNS:
         raise InputError(
-            f"sweep: {points} grid points × {args.seeds} seeds = {points * args.seeds} runs, "
+            f"sweep: {grid_points} grid points × {args.seeds} seeds = "
+            f"{grid_points * args.seeds} runs, "
             f"more than {MAX_RUNS} in one sweep; split it into several"
         )
     specs = []
@@ -1094,13 +1096,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 )
             )
     options = _batch_options(args)
+    jobs = args.jobs or default_jobs()
     with ResultsStore(args.store) as store:
         _log(args, f"results store: {store.path}; {len(specs)} runs")
         try:
             outcomes = execute(
-                specs,
+                throttle.complete(specs, store, jobs=jobs),
                 store,
-                jobs=args.jobs or default_jobs(),
+                jobs=jobs,
                 max_memory=args.max_memory,
                 **options,
             )
@@ -1113,7 +1116,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         for path in draw_outcomes(outcomes, keys, args.out, name):
             _log(args, f"wrote {path}")
     runs = [claims.Run(o.spec.variant, o.spec.seed, o.summary) for o in outcomes]
-    points = []
+    points: list[dict[str, Any]] = []
     for combo in itertools.product(*[values for _, values in axes]):
         variant = dict(zip(keys, combo))
         point: dict[str, Any] = {"variant": variant}
@@ -1257,6 +1260,7 @@ def _print_shares(report: dict[str, Any], out: TextIO) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from manetfair.export import export
     from manetfair.store import ResultsStore, default_path
 
     path = args.store if args.store is not None else default_path()
@@ -1271,7 +1275,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         args.out, "--out", [f"{t}.{args.format}" for t in tables]
     )
     with ResultsStore(path, read_only=True) as store:
-        for written in store.export(args.out, args.format):
+        for written in export(store, args.out, args.format):
             print(written)
     return EXIT_OK
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from manetfair.errors import InputError
 
@@ -27,27 +26,16 @@ def add_plot(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", type=Path, metavar="PATH", help="results store file")
 
 
-def open_store(path: Path | None) -> Any:
-    """The results store at `path` (or the default one), read-only; bad input if absent."""
-    from manetfair.store import ResultsStore, default_path
-
-    where = path if path is not None else default_path()
-    if not Path(where).exists():
-        raise InputError(
-            f"{where}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
-        )
-    return ResultsStore(where, read_only=True)
-
-
 def cmd_plot(args: argparse.Namespace) -> int:
     from manetfair.runplots import RunData, write_run_page
+    from manetfair.store import open_existing
 
     folder = Path(args.run)
     if folder.is_dir():
         data = RunData.of_folder(folder)
         out = args.out if args.out is not None else folder
     else:
-        with open_store(args.store) as store:
+        with open_existing(args.store) as store:
             data = RunData.of_stored(store, args.run)
         out = args.out if args.out is not None else Path(f"run-{args.run}")
     written = write_run_page(data, out)

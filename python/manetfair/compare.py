@@ -86,10 +86,10 @@ def load(spec: str, store: Path | None = None) -> Side:
             )
         raise InputError(f"{spec}: neither a run summary nor a `reproduce --json` document")
     if store is not None:
-        from manetfair.cli_figures import open_store
         from manetfair.runplots import RunData
+        from manetfair.store import open_existing
 
-        with open_store(store) as st:
+        with open_existing(store) as st:
             return Side(spec, summary=RunData.of_stored(st, spec).summary)
     raise InputError(
         f"{spec}: no such file or folder; a run id needs --store (docs/figures.md, compare)"
@@ -123,11 +123,10 @@ def _store_side(path: Path, version: str | None, label: str) -> Side:
     both full and quick ones)."""
     from manetfair import claims as claims_mod
     from manetfair import experiments as experiments_mod
-    from manetfair.cli_figures import open_store
     from manetfair.reproduce import model_evaluator, trace_roots
-    from manetfair.store import rows_as_dicts
+    from manetfair.store import open_existing, rows_as_dicts
 
-    with open_store(path) as st:
+    with open_existing(path) as st:
         with st.session() as con:
             versions = [
                 r["code_version"]

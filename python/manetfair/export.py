@@ -16,9 +16,13 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from manetfair.store import ResultsStore
 
 FORMATS = ("parquet", "csv")
 
@@ -35,6 +39,13 @@ RUN_COLUMNS = (
 )
 # Summary fields left out of the flattened counters: per-flow lists and the name.
 _NOT_COUNTERS = {"flows", "name", "seed", "wall_s"}
+
+
+def export(store: ResultsStore, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
+    """Writes the tidy tables runs, flows and series (and the experiment links) of
+    `store` to the directory `out` as Parquet or CSV (docs/results-store.md)."""
+    with store.session() as con:
+        return export_store(con, Path(out), fmt, store.all_traces())
 
 
 def export_store(
@@ -185,7 +196,7 @@ def _table(rows: Sequence[Mapping[str, Any]], typed: Mapping[str, str]) -> Any:
     where a value is not one) and the rest inferred."""
     import pyarrow as pa
 
-    arrow_types = {
+    arrow_types: dict[str, pa.DataType] = {
         "bool": pa.bool_(),
         "int64": pa.int64(),
         "float64": pa.float64(),
@@ -240,15 +251,14 @@ def _write_series(
 ) -> None:
     import pyarrow as pa
 
-    schema = pa.schema(
-        [
-            ("run_id", pa.string()),
-            ("t", pa.float64()),
-            ("entity", pa.string()),
-            ("metric", pa.string()),
-            ("value", pa.float64()),
-        ]
-    )
+    columns: list[tuple[str, pa.DataType]] = [
+        ("run_id", pa.string()),
+        ("t", pa.float64()),
+        ("entity", pa.string()),
+        ("metric", pa.string()),
+        ("value", pa.float64()),
+    ]
+    schema = pa.schema(columns)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 

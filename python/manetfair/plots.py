@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from manetfair import claims as claims_mod
+from manetfair.experiment_result import ExperimentResult
 from manetfair.output import write_file
-from manetfair.reproduce import ExperimentResult
 
 PAPER_STYLE = {"linestyle": "none", "marker": "D", "markersize": 6, "color": "black"}
 THRESHOLD_STYLE = {"linestyle": "none", "marker": "_", "markersize": 16, "markeredgewidth": 2}

@@ -23,8 +23,9 @@ from typing import Any
 
 from manetfair import claims as claims_mod
 from manetfair import plots
+from manetfair.experiment_result import ExperimentResult
 from manetfair.pages import fmt_number, render
-from manetfair.reproduce import ExperimentResult, Timing
+from manetfair.reproduce import Timing
 
 # Where the time of the last reproduction written into the folder went (Timing.as_json).
 TIMING_FILE = "timing.json"

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from manetfair import claims as claims_mod
-from manetfair import models
+from manetfair import models, throttle
+from manetfair.experiment_result import ExperimentResult
 from manetfair.experiments import Experiment
 from manetfair.runner import (
     BatchClock,
@@ -24,70 +25,6 @@ from manetfair.runner import (
     simulate_with_core,
 )
 from manetfair.store import ResultsStore
-
-
-@dataclass
-class ExperimentResult:
-    experiment: Experiment
-    available: bool
-    reason: str = ""
-    quick: bool = False
-    outcomes: list[RunOutcome] = field(default_factory=list)
-    verdicts: list[claims_mod.Verdict] = field(default_factory=list)
-    # run id -> traces, when the claims or figure use them: only the entries they read
-    # (trace_roots), and only until the figure is drawn in a worker
-    traces: dict[str, Any] = field(default_factory=dict)
-    reception: str = "threshold"  # radio.reception of every run (docs/models.md)
-    # `platform` of every run: the experiment's own (its paper's), unless --platform
-    # chose the other one (docs/models.md)
-    platform: str = ""
-    # (figure, topology) drawn into the batch's plot folder; None: not drawn yet
-    drawn: tuple[bool, ...] | None = None
-
-    @property
-    def file_stem(self) -> str:
-        """The report's name for this experiment's files: its id, plus "-sinr" etc.
-        for another reception model (report_reception.suffix)."""
-        from manetfair.report_reception import suffix
-
-        return self.experiment.id + suffix(self.reception) + self.platform_suffix
-
-    @property
-    def own_platform(self) -> bool:
-        """Whether the runs follow the platform of the experiment's paper."""
-        return self.platform in ("", self.experiment.platform)
-
-    @property
-    def platform_suffix(self) -> str:
-        """ "-ns2" or "-standard" for runs on the other platform than the paper's."""
-        return "" if self.own_platform else f"-{self.platform}"
-
-    @property
-    def runs(self) -> list[claims_mod.Run]:
-        return [
-            claims_mod.Run(o.spec.variant, o.spec.seed, o.summary, self.traces.get(o.run_id))
-            for o in self.outcomes
-        ]
-
-    def holds_count(self) -> tuple[int, int]:
-        """(claims holding, claims): the paper's claims only, never the controls."""
-        counted = [v for v in self.verdicts if v.counted]
-        return sum(v.holds for v in counted), len(counted)
-
-    def controls_count(self) -> tuple[int, int]:
-        """(controls holding, controls): checks that cannot fail by construction."""
-        controls = [v for v in self.verdicts if not v.counted]
-        return sum(v.holds for v in controls), len(controls)
-
-    @property
-    def other_platform(self) -> str:
-        """The platform the runs did not follow: "standard" after "ns2" and back."""
-        return other_platform(self.platform or self.experiment.platform)
-
-
-def other_platform(platform: str) -> str:
-    """The other one of the two platforms (docs/models.md)."""
-    return "standard" if platform == "ns2" else "ns2"
 
 
 def platform_specs(
@@ -197,7 +134,7 @@ def reproduce(
             spec.experiment_id = None
         if others:
             execute(
-                others,
+                throttle.complete(others, store, jobs=jobs, simulate=simulate, clock=timing.clock),
                 store,
                 jobs=jobs,
                 simulate=simulate,
@@ -207,7 +144,7 @@ def reproduce(
             )
     pipeline = _Pipeline(results, owners, store, quick, draw_into, timing)
     execute(
-        batch,
+        throttle.complete(batch, store, jobs=jobs, simulate=simulate, clock=timing.clock),
         store,
         jobs=jobs,
         simulate=simulate,
@@ -248,14 +185,14 @@ def attach_other_platform(
     store (`reproduce --platform <other>` or `--both-platforms` put them there): nothing
     is simulated, so a reproduction on one platform costs no more than before. Returns
     whether every run was found (if not, the verdicts keep `other = None`)."""
-    from manetfair.runner import _with_throttle_references, code_version
+    from manetfair.runner import code_version
 
     exp = result.experiment
     other = result.other_platform
     specs = platform_specs(exp, result.quick, seeds, result.reception, other)
     try:
         # Throttled scenarios take their rate limits from reference runs: stored ones only.
-        specs = _with_throttle_references(specs, store, 1, _stored_only)
+        specs = throttle.complete(specs, store, simulate=_stored_only)
     except Exception:  # noqa: BLE001 - any failure means: the reference runs are not there
         return False
     specs = [s.prepare(max_memory) for s in specs]

@@ -6,7 +6,6 @@ transaction per group of runs that finished close together (CommitPolicy).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import hashlib
 import json
@@ -16,7 +15,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
@@ -51,7 +50,6 @@ def simulate_with_core(text: str, origin: str, max_memory: int | None = None) ->
 def code_version() -> str:
     """The package version plus the first 12 hex digits of the native module's SHA-256,
     so that a rebuilt core never serves runs stored by an older build."""
-    import manetfair
     from manetfair import _core
 
     digest = "unknown"
@@ -62,7 +60,7 @@ def code_version() -> str:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
         digest = h.hexdigest()[:12]
-    return f"{manetfair.__version__}+{digest}"
+    return f"{_core.version()}+{digest}"
 
 
 @dataclass
@@ -158,7 +156,7 @@ class CommitPolicy:
     until 122,880 are stored, so a commit's cost grows with the store (schema 3
     stores a row per series: a row group is 122,880 series, some 400 runs of 100
     nodes). With a 5 s cap a full reproduction's
-    commits reached 4.5 s each and took 1,345 s of its 47 minutes (bench/RESULTS.md,
+    commits reached 4.5 s each and took 1,345 s of its 47 minutes (bench/RESULTS.md at fe6291b,
     "A full reproduction, timed end to end"); letting the delay follow `cost_factor`
     keeps the commits near a tenth of the time.
     """
@@ -254,9 +252,11 @@ def execute(
     tasks to run in the same workers, before the runs still waiting; the batch ends
     when they are done too. `clock` (BatchClock) adds up where the time went. A batch
     of no runs is refused: it is always a mistake in the sweep that made it.
+
+    The runner knows no remedy: specs of ingress-throttled scenarios get their
+    reference throughputs from `throttle.complete` before they come here.
     """
     clock = clock if clock is not None else BatchClock()
-    specs = _with_throttle_references(list(specs), store, jobs, simulate, clock)
     started = time.perf_counter()
     specs = [s.prepare(max_memory) for s in specs]
     clock.prepare_s += time.perf_counter() - started
@@ -430,7 +430,10 @@ class _Source(Protocol):
 
     def idle(self) -> bool: ...
 
-    def events(self, wait_s: Callable[[], float | None]) -> Iterator[Any]: ...
+    def events(self, wait_s: Callable[[], float | None]) -> Generator[Any, None, None]:
+        """RunDone, TaskDone and Tick events as they come: a generator, which the batch
+        closes when it stops early (an error, Ctrl-C) so the source lets go of its work."""
+        ...
 
 
 def _timed(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any, float, float, float]:
@@ -459,7 +462,7 @@ class _SerialSource:
     def idle(self) -> bool:
         return not self.work and not self.tasks
 
-    def events(self, wait_s: Callable[[], float | None]) -> Iterator[Any]:
+    def events(self, wait_s: Callable[[], float | None]) -> Generator[Any, None, None]:
         while self.tasks or self.work:
             if self.tasks:
                 task = self.tasks.popleft()
@@ -487,7 +490,7 @@ class _BackendSource(_SerialSource):
     def idle(self) -> bool:
         return not self.running and not self.tasks
 
-    def events(self, wait_s: Callable[[], float | None]) -> Iterator[Any]:
+    def events(self, wait_s: Callable[[], float | None]) -> Generator[Any, None, None]:
         self.running = bool(self.remote)
         stream = self.backend.simulate_all(self.remote, self.simulate) if self.remote else None
         try:
@@ -505,31 +508,6 @@ class _BackendSource(_SerialSource):
             self.running = False
             self.remote = []
         yield from super().events(wait_s)
-
-
-def _with_throttle_references(
-    specs: list[RunSpec],
-    store: ResultsStore,
-    jobs: int,
-    simulate: Simulate,
-    clock: BatchClock | None = None,
-) -> list[RunSpec]:
-    """Specs of ingress-throttling scenarios with their reference throughputs (Thr_max,
-    Thr_alone) measured through the same store and filled in (manetfair.throttle)."""
-    from manetfair import throttle
-
-    chosen = [
-        i for i, s in enumerate(specs) if throttle.throttle_table(s.scenario.data) is not None
-    ]
-    if not chosen:
-        return specs
-    done, _ = throttle.measure_references(
-        [specs[i].scenario for i in chosen], store, jobs=jobs, simulate=simulate, clock=clock
-    )
-    out = list(specs)
-    for i, sc in zip(chosen, done):
-        out[i] = dataclasses.replace(specs[i], scenario=sc, canonical_json="", scenario_hash="")
-    return out
 
 
 class WorkerDied(RuntimeError):
@@ -591,7 +569,7 @@ class WorkerPool:
             if isinstance(event, RunDone):
                 yield event.indices, event.result
 
-    def events(self, wait_s: Callable[[], float | None]) -> Iterator[Any]:
+    def events(self, wait_s: Callable[[], float | None]) -> Generator[Any, None, None]:
         """Yields RunDone and TaskDone as work finishes, and Tick when nothing did
         within `wait_s()` seconds (None: wait as long as it takes)."""
         workers: list[tuple[Any, Connection]] = []

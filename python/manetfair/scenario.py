@@ -234,7 +234,8 @@ def _tomllib() -> ModuleType:
 def _parse_toml(text: str, origin: str) -> dict[str, Any]:
     tomllib = _tomllib()
     try:
-        return tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text)
+        return data
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{origin}: not valid TOML: {exc}") from None
     except RecursionError:

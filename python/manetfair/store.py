@@ -23,7 +23,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from manetfair.errors import InputError
 
@@ -601,7 +601,7 @@ class ResultsStore:
                 con.execute(
                     "SELECT experiment_id, CAST(variant AS VARCHAR), seed, run_id "
                     "FROM experiment_runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
-                    [sorted({r[3] for r in rows})],
+                    [sorted({run_id for _, _, _, run_id, _ in links})],
                 ).fetchall()
             )
             missing = [r for r in rows if (r[0], r[1], r[2], r[3]) not in present]
@@ -636,7 +636,7 @@ class ResultsStore:
             ).fetchone()
             if row is None:
                 return None
-            layout = json.loads(row[1])
+            layout: dict[str, Any] = json.loads(row[1])
             if keep is None:
                 series = con.execute(
                     "SELECT path, points FROM series WHERE seq = ?", [row[0]]
@@ -675,13 +675,16 @@ class ResultsStore:
             row = con.execute("SELECT count(*) FROM runs").fetchone()
         return int(row[0]) if row else 0
 
-    def export(self, out: str | os.PathLike[str], fmt: str = "parquet") -> list[Path]:
-        """Writes the tidy tables runs, flows and series (and the experiment links) to
-        the directory `out` as Parquet or CSV (docs/results-store.md)."""
-        from manetfair.export import export_store
 
-        with self.session() as con:
-            return export_store(con, Path(out), fmt, self.all_traces())
+def open_existing(path: str | os.PathLike[str] | None) -> ResultsStore:
+    """The results store at `path` (or the default one), read-only; bad input naming
+    the path when there is none, rather than creating an empty store."""
+    where = path if path is not None else default_path()
+    if not Path(where).exists():
+        raise InputError(
+            f"{where}: no results store here (pass --store PATH or set MANETFAIR_STORE)"
+        )
+    return ResultsStore(where, read_only=True)
 
 
 class StoreBusyError(RuntimeError):
@@ -697,6 +700,8 @@ class StoreWriteError(RuntimeError):
 
 
 _SERIES_TYPES = {float, type(None)}
+# A run's traces, whatever their shape, as join_traces gets and gives them back.
+_Traces = TypeVar("_Traces")
 # How many numbers of series a write gathers before it hands them to DuckDB.
 _SERIES_CHUNK = 4_000_000
 
@@ -815,10 +820,10 @@ def _plain(key: str) -> bool:
     return bool(key) and "." not in key
 
 
-def join_traces(layout: Any, series: Iterable[tuple[str, list[float | None]]]) -> Any:
+def join_traces(layout: _Traces, series: Iterable[tuple[str, list[float | None]]]) -> _Traces:
     """The traces that split_traces split into `layout` and `series` (it fills `layout`)."""
     for path, points in series:
-        node = layout
+        node: Any = layout
         *parents, last = path.split(".")
         for part in parents:
             node = node[int(part)] if isinstance(node, list) else node[part]

@@ -14,9 +14,13 @@ import os
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from manetfair.export import flatten_counters, typed_columns
+
+if TYPE_CHECKING:
+    import numpy as np
+    from pandas.api.extensions import ExtensionDtype
 from manetfair.output import write_file
 
 # The summary metrics drawn by `sweep --out`, when the runs have them.
@@ -54,12 +58,18 @@ def run_row(
 def frame(rows: Sequence[Mapping[str, Any]], params: Sequence[str]) -> Any:
     """A DataFrame of `rows`, the `params` columns first, each column given the one
     dtype that holds all its values: Int64, float64, boolean or string (nullable)."""
+    import numpy as np
     import pandas as pd
 
     if not rows:
         return pd.DataFrame({"run_id": pd.Series(dtype="string"), "seed": pd.Series(dtype="Int64")})
     df = pd.DataFrame.from_records(list(rows))
-    dtypes = {"int64": "Int64", "float64": "float64", "bool": "boolean", "string": "string"}
+    dtypes: dict[str, ExtensionDtype | np.dtype[Any]] = {
+        "int64": pd.Int64Dtype(),
+        "float64": np.dtype("float64"),
+        "bool": pd.BooleanDtype(),
+        "string": pd.StringDtype(),
+    }
     for name, kind in typed_columns(rows).items():
         if name in df.columns:
             values = df[name]
@@ -88,6 +98,7 @@ def sweep(
 
     `manetfair.sweep("chain.toml", {"mac.queue_capacity_pkts": [10, 50]}, seeds=3)`
     """
+    from manetfair import throttle
     from manetfair.errors import InputError
     from manetfair.runner import RunSpec, execute
     from manetfair.scenario import load
@@ -106,8 +117,10 @@ def sweep(
         for seed in range(1, seeds + 1):
             run = sc.with_run(seed=seed, duration_s=duration_s)
             specs.append(RunSpec(run, seed, variant=variant, parameters=variant))
+    workers = jobs or os.cpu_count() or 1
     with ResultsStore(store) as st:
-        outcomes = execute(specs, st, jobs=jobs or os.cpu_count() or 1, max_memory=max_memory)
+        specs = throttle.complete(specs, st, jobs=workers)
+        outcomes = execute(specs, st, jobs=workers, max_memory=max_memory)
     rows = [run_row(o.run_id, o.spec.seed, o.spec.parameters, o.summary) for o in outcomes]
     return frame(rows, [k for k, _ in axes])
 

@@ -21,6 +21,7 @@ sweep measures each entry once, and they are listed with their settings.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -36,7 +37,7 @@ from manetfair.scenario import Scenario, ScenarioLike, load
 # where used: `manetfair run` asks `throttle_table` of every scenario, and a run's
 # start-up is part of what a user waits for (bench/RESULTS.md, the ns-3 ratios).
 if TYPE_CHECKING:
-    from manetfair.runner import BatchClock, RunOutcome, Simulate
+    from manetfair.runner import BatchClock, RunOutcome, RunSpec, Simulate
     from manetfair.store import ResultsStore
 
 # Keys of the scenario that a calibration run keeps: what the path's capacity depends on.
@@ -393,6 +394,30 @@ def measure_references(
         out.data["throttle"] = table
         done.append(out)
     return done, refs
+
+
+def complete(
+    specs: list[RunSpec],
+    store: ResultsStore,
+    *,
+    jobs: int = 1,
+    simulate: Simulate | None = None,
+    clock: BatchClock | None = None,
+) -> list[RunSpec]:
+    """`specs` with those of ingress-throttling scenarios given their reference
+    throughputs (Thr_max, Thr_alone), measured through the same store; the others are
+    returned as they are. Batches call this before `runner.execute`, which knows no
+    remedy."""
+    chosen = [i for i, s in enumerate(specs) if throttle_table(s.scenario.data) is not None]
+    if not chosen:
+        return specs
+    done, _ = measure_references(
+        [specs[i].scenario for i in chosen], store, jobs=jobs, simulate=simulate, clock=clock
+    )
+    out = list(specs)
+    for i, sc in zip(chosen, done):
+        out[i] = dataclasses.replace(specs[i], scenario=sc, canonical_json="", scenario_hash="")
+    return out
 
 
 def with_references(

@@ -16,28 +16,27 @@ EVENTS = ("enqueue", "dequeue", "tx_start", "tx_end", "rx_ok", "rx_lost", "drop"
 def schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema(
-        [
-            ("t_ns", pa.int64()),
-            ("node", pa.int64()),
-            ("layer", pa.string()),
-            ("event", pa.string()),
-            ("packet", pa.int64()),
-            ("bytes", pa.int64()),
-            ("src", pa.int64()),
-            ("dst", pa.int64()),
-            ("flow", pa.int64()),
-            ("packet_kind", pa.string()),
-            ("frame", pa.string()),
-            ("frame_bytes", pa.int64()),
-            ("ra", pa.int64()),
-            ("retry", pa.bool_()),
-            ("ff_run", pa.int64()),
-            ("peer", pa.int64()),
-            ("cause", pa.string()),
-            ("power_dbm", pa.float64()),
-        ]
-    )
+    columns: list[tuple[str, pa.DataType]] = [
+        ("t_ns", pa.int64()),
+        ("node", pa.int64()),
+        ("layer", pa.string()),
+        ("event", pa.string()),
+        ("packet", pa.int64()),
+        ("bytes", pa.int64()),
+        ("src", pa.int64()),
+        ("dst", pa.int64()),
+        ("flow", pa.int64()),
+        ("packet_kind", pa.string()),
+        ("frame", pa.string()),
+        ("frame_bytes", pa.int64()),
+        ("ra", pa.int64()),
+        ("retry", pa.bool_()),
+        ("ff_run", pa.int64()),
+        ("peer", pa.int64()),
+        ("cause", pa.string()),
+        ("power_dbm", pa.float64()),
+    ]
+    return pa.schema(columns)
 
 
 def is_parquet(path: str | os.PathLike[str]) -> bool:
