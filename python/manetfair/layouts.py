@@ -171,3 +171,24 @@ def _int_param(params: Mapping[str, Any], key: str, minimum: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise InputError(f"layout.{key} must be an integer >= {minimum}, not {value!r}")
     return value
+
+
+def positions(scenario: Mapping[str, Any]) -> dict[int, tuple[float, float]] | None:
+    """Node id -> (x, y) of a scenario as the core places it, or None for a random
+    field (placed by the core from the seed)."""
+    topo = dict(scenario.get("topology", {}))
+    kind = topo.get("kind", "chain")
+    if kind == "explicit":
+        return {int(n["id"]): (float(n["x_m"]), float(n["y_m"])) for n in scenario.get("node", [])}
+    spacing = float(topo.get("spacing_m", 200.0))
+    if kind == "chain":
+        return {i: (spacing * i, 0.0) for i in range(int(topo.get("nodes", 9)))}
+    if kind == "grid":
+        cols = int(topo.get("cols", 10))
+        rows = int(topo.get("rows", 10))
+        return {
+            row * cols + col: (col * spacing, row * spacing)
+            for row in range(rows)
+            for col in range(cols)
+        }
+    return None

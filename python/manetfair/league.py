@@ -35,7 +35,7 @@ from manetfair.output import write_file, write_text
 from manetfair.pages import render
 
 if TYPE_CHECKING:
-    from manetfair.reproduce import ExperimentResult
+    from manetfair.experiment_result import ExperimentResult
 
 # The experiments' `paper`, which marks a league network.
 PAPER = "league"

@@ -69,7 +69,7 @@ def node_positions(sc: Scenario) -> dict[Any, tuple[float, float]]:
             with path.open(encoding="utf-8") as fh:
                 row = json.loads(fh.readline())
         except Exception:  # noqa: BLE001 - a core without positions: place as files do
-            from manetfair.plots import positions
+            from manetfair.layouts import positions
 
             return dict(positions(sc.data) or {})
     return {i: (float(x), float(y)) for i, x, y in zip(row["ids"], row["x"], row["y"])}
