@@ -4,9 +4,11 @@
 
 pub mod app;
 pub mod engine;
+pub mod flow;
 pub mod mac;
 pub mod metrics;
 pub mod mobility;
+pub mod names;
 pub mod net;
 pub mod phy;
 pub mod scenario;

@@ -85,6 +85,13 @@ impl Trajectory {
     }
 }
 
+/// Fastest speed of any mobility model: nothing moves faster than light, and
+/// the bound keeps every range of speeds drawable.
+pub const MAX_SPEED_MPS: f64 = 3e8;
+/// Largest length or coordinate, metres: sums and squares of positions stay
+/// finite, and no real field comes near it.
+pub const MAX_METRES: f64 = 1e9;
+
 /// Where a node following the time-sorted `pts` is at `t`.
 fn position_in(pts: &[(SimTime, Position)], t: SimTime) -> Position {
     let i = pts.partition_point(|(pt, _)| *pt <= t);

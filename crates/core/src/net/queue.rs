@@ -53,6 +53,13 @@ pub enum QueueKind {
     Throttle,
 }
 
+crate::names::named!(QueueKind, "a queue discipline", [
+    QueueKind::DropTail => "droptail",
+    QueueKind::Red => "red",
+    QueueKind::Nred => "nred",
+    QueueKind::Throttle => "throttle",
+]);
+
 impl QueueKind {
     pub const NAMES: &'static [&'static str] = &["droptail", "red", "nred", "throttle"];
     pub fn parse(s: &str) -> Option<QueueKind> {

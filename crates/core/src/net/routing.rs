@@ -11,11 +11,21 @@ use super::static_routes::StaticRoutes;
 use crate::engine::{stream, Armed, Purpose};
 use crate::mac::frame::BROADCAST;
 use crate::metrics::summary::RoutingSummary;
-use crate::scenario::{RoutingKind, Scenario};
+use crate::scenario::Scenario;
 use crate::time::{Duration, SimTime};
 
 /// IP TTL of packets a node creates.
 pub const DEFAULT_TTL: u8 = 64;
+
+/// `routing.protocol`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutingKind {
+    /// Shortest hop-count paths over the transmission-range graph, fixed at the start.
+    Static,
+    /// RFC 3561 (`[routing.aodv]`, docs/aodv.md).
+    Aodv,
+}
+crate::names::named!(RoutingKind, "a routing protocol", [RoutingKind::Static => "static", RoutingKind::Aodv => "aodv"]);
 
 /// What the simulator must do after a routing call.
 #[derive(Clone, Debug, PartialEq)]

@@ -2,8 +2,9 @@
 //! documented defaults. Unknown keys are refused. Serialising a parsed file
 //! gives the canonical form with every default filled in.
 
-use super::names::named;
 use super::platform::{Ns2Rules, Platform};
+use crate::names::named;
+pub use crate::net::routing::RoutingKind;
 use crate::net::QueueKind;
 use serde::{Deserialize, Serialize};
 
@@ -14,16 +15,6 @@ pub enum Propagation {
     TwoRayGround,
 }
 named!(Propagation, "a propagation model", [Propagation::TwoRayGround => "two-ray-ground"]);
-
-/// `routing.protocol`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoutingKind {
-    /// Shortest hop-count paths over the transmission-range graph, fixed at the start.
-    Static,
-    /// RFC 3561 (`[routing.aodv]`, docs/aodv.md).
-    Aodv,
-}
-named!(RoutingKind, "a routing protocol", [RoutingKind::Static => "static", RoutingKind::Aodv => "aodv"]);
 
 /// `topology.kind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

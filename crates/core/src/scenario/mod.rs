@@ -6,15 +6,14 @@ pub mod budget;
 pub mod file;
 mod flow;
 pub mod mobility;
-pub(crate) mod names;
 pub mod platform;
 pub mod topology;
 mod traffic;
 
+pub use crate::names::Named;
 pub use budget::{Estimate, DEFAULT_MAX_MEMORY};
 pub use file::{Propagation, RoutingKind, ScenarioFile, TopologyKind};
 pub use flow::{App, FlowSpec, Transport};
-pub use names::Named;
 pub use platform::{Ns2Rules, Platform};
 
 use crate::app::onoff::OnOffConfig;
@@ -169,7 +168,7 @@ fn explain(msg: &str) -> String {
         let allowed = allowed.trim_start_matches("one of ");
         // The names are the list's quoted parts: "`a`, `b`" or "`a` or `b`".
         let names = allowed.split('`').skip(1).step_by(2);
-        let lead = match names::nearest(given, names) {
+        let lead = match crate::names::nearest(given, names) {
             Some(n) => format!("did you mean `{n}`? Allowed"),
             None => "allowed".to_string(),
         };

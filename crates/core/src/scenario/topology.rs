@@ -15,9 +15,7 @@ type Built = (Vec<i64>, Vec<Position>);
 /// A bound that keeps a typo from allocating the machine away; explicit
 /// topologies have the same.
 pub const MAX_NODES: u64 = 1_000_000;
-/// Largest length or coordinate, metres: sums and squares of positions stay
-/// finite, and no real field comes near it.
-pub const MAX_METRES: f64 = 1e9;
+pub use crate::mobility::MAX_METRES;
 
 /// The one bound of every length key (a range, a spacing, a radius): a
 /// positive number of metres up to `MAX_METRES`, or `key = value: why` naming

@@ -20,13 +20,14 @@
 //! (`transport::tcp`) and reception models (`phy`) have seams of their own
 //! layer; this one is for what spans layers, like Neighborhood RED.
 
+use crate::flow::FlowSpec;
 use crate::mac::frame::Frame;
 use crate::metrics::summary::{SchemeSections, Traces};
 use crate::net::nred::scheme::NredScheme;
 use crate::net::packet::Packet;
 use crate::net::throttle::scheme::ThrottleScheme;
 use crate::phy::channel::Channel;
-use crate::scenario::{FlowSpec, Scenario};
+use crate::scenario::Scenario;
 use crate::stack::NodeStack;
 use crate::time::SimTime;
 

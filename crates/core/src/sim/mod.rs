@@ -11,6 +11,7 @@ use crate::app::cbr::Cbr;
 use crate::app::onoff::OnOffSource;
 use crate::engine::prefetch::prefetch;
 use crate::engine::{stream, Armed, EventQueue, Purpose};
+use crate::flow::{App, Transport};
 use crate::mac::dcf::{Dcf, DcfConfig, Forward, MacAction, Retries, TimerSet};
 use crate::mac::fast_forward::Policy as FfPolicy;
 use crate::mac::frame::{Frame, FrameKind, FrameType, Msdu, BROADCAST};
@@ -30,7 +31,7 @@ use crate::net::routing::{Routing, RoutingAction, DEFAULT_TTL};
 use crate::phy::channel::{Channel, Neighbor};
 use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd, SignalEnd, ThresholdParams};
 use crate::phy::reception::Loss;
-use crate::scenario::{App, Scenario, Transport};
+use crate::scenario::Scenario;
 use crate::scheme::{SchemeAction, Schemes, View};
 use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
@@ -50,9 +51,6 @@ pub enum Advance {
     /// The run reached its end.
     Done,
 }
-
-/// Width of every time-series bin (CONTRACT.md §3: 1 s bins).
-pub const BIN: Duration = Duration::from_millis(1000);
 
 /// A frame on the air, with a copy of the packet it carries, kept until
 /// every receiver has seen its end.

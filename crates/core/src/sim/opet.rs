@@ -3,8 +3,8 @@
 //! The blocked table lives in the interface queue (`net/queue.rs`), the
 //! frames and the ready-to-receive contention in the DCF (`mac/dcf.rs`).
 
+use crate::flow::FlowSpec;
 use crate::net::packet::{Packet, NO_FLOW};
-use crate::scenario::FlowSpec;
 use crate::time::Duration;
 
 /// Node `node` refused an RTS of flow `label` from `upstream`: it owes

@@ -69,7 +69,7 @@ pub enum Incoming {
     /// Only the packets this node forwards.
     Forwarding,
 }
-crate::scenario::names::named!(Incoming, "an incoming-packet filter", [
+crate::names::named!(Incoming, "an incoming-packet filter", [
     Incoming::All => "all",
     Incoming::Forwarding => "forwarding",
 ]);
