@@ -2,22 +2,21 @@
 //! "TCP-Friendly Bandwidth Sharing in Mobile Ad Hoc Networks: From Theory to
 //! Reality", EURASIP JWCN 2007 (docs/throttle.md).
 //!
-//! - `ingress`: the two-stage scheduler of §4.3 (Fig. 4), a queue discipline.
+//! - `net::queue::ingress`: the two-stage scheduler of §4.3 (Fig. 4), a queue discipline.
 //! - `crate::metrics::maxmin`: the L-regions and the max-min allocation of §3.
 //! - `scheme`: computes the shares centrally from the topology and the routes
 //!   (as the paper's simulations did, §5.1) at the start and whenever the
 //!   active flows, the routes or the positions change, and sets each source's
 //!   spacing Δ = MSS / (Thr_max(h) · φ) (eqs. 2 and 3).
 
-pub mod ingress;
 pub mod scheme;
 
 use crate::metrics::maxmin::{self, Ratio};
+use crate::net::queue::ingress::Spacing;
 use crate::net::static_routes::Bfs;
 use crate::phy::channel::{Channel, Position};
 use crate::scenario::Scenario;
 use crate::time::{Duration, SimTime};
-use ingress::Spacing;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -23,8 +23,8 @@
 //! logical queue and delay): each shaped flow has its own FIFO and Δ, and
 //! the local class shares one capacity.
 
+use super::entry::{Queued, Select};
 use crate::net::packet::DropCause;
-use crate::net::queue::{Queued, Select};
 use crate::time::{Duration, SimTime};
 use std::collections::VecDeque;
 
