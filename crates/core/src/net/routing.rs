@@ -5,13 +5,14 @@
 //! messages become routing packets in the ledger. The simulator carries out
 //! the returned `RoutingAction`s and knows nothing of the protocol.
 
+use super::aodv::AodvConfig;
 use super::aodv::{Aodv, AodvAction, AodvMessage};
 use super::packet::{Body, DropCause, Packet, PacketKind, NO_FLOW};
 use super::static_routes::StaticRoutes;
 use crate::engine::{stream, Armed, Purpose};
+use crate::flow::FlowSpec;
 use crate::mac::frame::BROADCAST;
 use crate::metrics::summary::RoutingSummary;
-use crate::scenario::Scenario;
 use crate::time::{Duration, SimTime};
 
 /// IP TTL of packets a node creates.
@@ -60,20 +61,22 @@ struct AodvNode {
 }
 
 impl Routing {
-    /// Routing of `sc` over the transmission-range graph `adj`.
-    pub fn new(sc: &Scenario, adj: &[Vec<u32>]) -> Self {
-        let (statics, aodv) = match sc.routing {
+    /// Routing `kind` for `flows` over the transmission-range graph `adj`
+    /// (one list per node); AODV's agents take `aodv` and draw from
+    /// streams of `seed`.
+    pub fn new(kind: RoutingKind, aodv: &AodvConfig, flows: &[FlowSpec], seed: u64, adj: &[Vec<u32>]) -> Self {
+        let (statics, aodv) = match kind {
             RoutingKind::Static => {
-                let flows: Vec<(u32, u32, Option<&[u32]>)> =
-                    sc.flows.iter().map(|f| (f.src, f.dst, f.route.as_deref())).collect();
-                let changes: Vec<&[(SimTime, Vec<u32>)]> = sc.flows.iter().map(|f| &f.route_changes[..]).collect();
-                (StaticRoutes::with_changes(adj, &flows, &changes), Vec::new())
+                let flows_: Vec<(u32, u32, Option<&[u32]>)> =
+                    flows.iter().map(|f| (f.src, f.dst, f.route.as_deref())).collect();
+                let changes: Vec<&[(SimTime, Vec<u32>)]> = flows.iter().map(|f| &f.route_changes[..]).collect();
+                (StaticRoutes::with_changes(adj, &flows_, &changes), Vec::new())
             }
             RoutingKind::Aodv => (
                 StaticRoutes::default(),
-                (0..sc.positions.len() as u32)
+                (0..adj.len() as u32)
                     .map(|i| AodvNode {
-                        agent: Box::new(Aodv::new(i, &sc.aodv, stream(sc.seed, i as u64, Purpose::Routing))),
+                        agent: Box::new(Aodv::new(i, aodv, stream(seed, i as u64, Purpose::Routing))),
                         timer: Armed::default(),
                     })
                     .collect(),

@@ -480,6 +480,30 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
 }
 
 impl Scenario {
+    /// What ingress throttling reads of this scenario (`net::throttle`).
+    pub fn throttle_input(&self) -> crate::net::throttle::ThrottleInput {
+        crate::net::throttle::ThrottleInput {
+            cfg: self.throttle.clone(),
+            throttle_queue: self.queue == QueueKind::Throttle,
+            node_ids: self.node_ids.clone(),
+            positions: self.positions.clone(),
+            trajectories: self.trajectories.clone(),
+            flows: self.flows.clone(),
+            radio: self.radio.clone(),
+            duration: self.duration,
+        }
+    }
+
+    /// What Neighborhood RED is built from (`net::nred`).
+    pub fn nred_setup(&self) -> crate::net::nred::scheme::NredSetup {
+        crate::net::nred::scheme::NredSetup {
+            cfg: self.nred.clone(),
+            active: self.queue == QueueKind::Nred,
+            traced: self.neighborhood_node.map(|n| (n, self.node_ids[n as usize])),
+            nodes: self.positions.len(),
+            seed: self.seed,
+        }
+    }
     /// Canonical JSON of the file with defaults filled in (for hashing).
     pub fn canonical_json(&self) -> String {
         serde_json::to_string(&self.file).expect("scenario serialises")

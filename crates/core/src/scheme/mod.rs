@@ -23,11 +23,11 @@
 use crate::flow::FlowSpec;
 use crate::mac::frame::Frame;
 use crate::metrics::summary::{SchemeSections, Traces};
-use crate::net::nred::scheme::NredScheme;
+use crate::net::nred::scheme::{NredScheme, NredSetup};
 use crate::net::packet::Packet;
 use crate::net::throttle::scheme::ThrottleScheme;
+use crate::net::throttle::ThrottleInput;
 use crate::phy::channel::Channel;
-use crate::scenario::Scenario;
 use crate::stack::NodeStack;
 use crate::time::SimTime;
 
@@ -63,6 +63,15 @@ pub enum SchemeAction {
     },
 }
 
+/// What the schemes of a run are built from; each scheme decides from
+/// its part whether it runs.
+pub struct SchemeSetup {
+    /// Neighborhood RED's part.
+    pub nred: NredSetup,
+    /// Ingress throttling's part.
+    pub throttle: ThrottleInput,
+}
+
 /// One remedy, dispatched by enum (no `dyn`): each variant is a scheme.
 pub enum Scheme {
     /// Neighborhood RED (Xu et al.; `net::nred`).
@@ -89,13 +98,13 @@ macro_rules! each {
 }
 
 impl Schemes {
-    /// Registers the schemes `sc` asks for.
-    pub fn new(sc: &Scenario) -> Self {
+    /// Registers the schemes `setup` asks for.
+    pub fn new(setup: SchemeSetup) -> Self {
         let mut list = Vec::new();
-        if let Some(s) = NredScheme::for_scenario(sc) {
+        if let Some(s) = NredScheme::new(setup.nred) {
             list.push(Scheme::Nred(Box::new(s)));
         }
-        if let Some(s) = ThrottleScheme::for_scenario(sc) {
+        if let Some(s) = ThrottleScheme::new(setup.throttle) {
             list.push(Scheme::Throttle(Box::new(s)));
         }
         Schemes { list }

@@ -32,7 +32,7 @@ use crate::phy::channel::{Channel, Neighbor};
 use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd, SignalEnd, ThresholdParams};
 use crate::phy::reception::Loss;
 use crate::scenario::Scenario;
-use crate::scheme::{SchemeAction, Schemes, View};
+use crate::scheme::{SchemeAction, SchemeSetup, Schemes, View};
 use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
 use crate::trace::events::{Event as TraceEvent, Kind as TraceKind};
@@ -166,7 +166,10 @@ impl Simulator {
         let channel = Channel::new(sc.positions.clone(), &sc.radio);
         let th = channel.thresholds;
         let n = sc.positions.len();
-        let schemes = Schemes::new(&sc);
+        let schemes = Schemes::new(SchemeSetup {
+            nred: sc.nred_setup(),
+            throttle: sc.throttle_input(),
+        });
         let dcf = DcfConfig {
             promiscuous: schemes.wants_overheard(),
             ..sc.dcf.clone()
@@ -196,7 +199,7 @@ impl Simulator {
             idle_at_bin: Duration::ZERO,
             nav_at_bin: Duration::ZERO,
         }));
-        let routing = Routing::new(&sc, &channel.rx_adjacency());
+        let routing = Routing::new(sc.routing, &sc.aodv, &sc.flows, sc.seed, &channel.rx_adjacency());
         let n_bins = (sc.duration.as_nanos().div_ceil(sc.series_bin.as_nanos())) as usize;
         let mut q = EventQueue::new();
         let flows = sc

@@ -4,6 +4,7 @@
 //! decides at admission, on both sides. Also the trace of Figures 6-7: the
 //! real neighborhood queue of one node beside NRED's estimate.
 
+use super::NredConfig;
 use super::{ncn::Blocked, Nred, NCN_BYTES};
 use crate::engine::{stream, Purpose};
 use crate::mac::frame::{Frame, BROADCAST};
@@ -11,8 +12,6 @@ use crate::mac::FrameKind;
 use crate::metrics::summary::{NeighborhoodSummary, NeighborhoodTrace, NredSummary, SchemeSections, Traces};
 use crate::net::packet::{Body, Packet, PacketKind, NO_FLOW};
 use crate::net::routing::DEFAULT_TTL;
-use crate::net::QueueKind;
-use crate::scenario::Scenario;
 use crate::scheme::{SchemeAction, View};
 use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
@@ -23,6 +22,23 @@ use rand_pcg::Pcg64Mcg;
 /// 5.1 runs every T_NCN.
 const INTERVAL: u8 = 0;
 const NCN: u8 = 1;
+
+/// What NRED is built from.
+#[derive(Clone, Debug)]
+pub struct NredSetup {
+    /// `[nred]`.
+    pub cfg: NredConfig,
+    /// Whether every node acts (`mac.queue = "nred"`), or NRED only
+    /// estimates at the traced node.
+    pub active: bool,
+    /// The node whose neighborhood queue is traced: its internal index and
+    /// its id in the scenario (`trace.neighborhood_node`).
+    pub traced: Option<(u32, i64)>,
+    /// How many nodes the run has.
+    pub nodes: usize,
+    /// The run's seed.
+    pub seed: u64,
+}
 
 /// NRED on every node (`mac.queue = "nred"`), or only estimating at the
 /// traced node under another queue discipline.
@@ -49,33 +65,33 @@ struct NeighborhoodProbe {
 }
 
 impl NredScheme {
-    /// NRED for `sc`, if it uses it or traces a neighborhood.
-    pub fn for_scenario(sc: &Scenario) -> Option<Self> {
-        let active = sc.queue == QueueKind::Nred;
-        if !active && sc.neighborhood_node.is_none() {
+    /// NRED as `s` sets it up, if it acts or traces a neighborhood.
+    pub fn new(s: NredSetup) -> Option<Self> {
+        let active = s.active;
+        if !active && s.traced.is_none() {
             return None;
         }
-        let n = sc.positions.len();
+        let n = s.nodes;
         let agents = (0..n)
             .map(|i| {
-                (active || sc.neighborhood_node == Some(i as u32))
-                    .then(|| Box::new(Nred::new(sc.nred.clone(), stream(sc.seed, i as u64, Purpose::Queue))))
+                (active || s.traced.map(|(node, _)| node) == Some(i as u32))
+                    .then(|| Box::new(Nred::new(s.cfg.clone(), stream(s.seed, i as u64, Purpose::Queue))))
             })
             .collect();
         Some(NredScheme {
             agents,
             active,
-            rngs: (0..n).map(|i| stream(sc.seed, i as u64, Purpose::Scheme)).collect(),
+            rngs: (0..n).map(|i| stream(s.seed, i as u64, Purpose::Scheme)).collect(),
             ncn_bytes: 0,
-            neighborhood: sc.neighborhood_node.map(|node| NeighborhoodProbe {
+            neighborhood: s.traced.map(|(node, _)| NeighborhoodProbe {
                 node,
                 ..Default::default()
             }),
-            trace: sc.neighborhood_node.map(|node| NeighborhoodTrace {
-                node: sc.node_ids[node as usize],
+            trace: s.traced.map(|(_, id)| NeighborhoodTrace {
+                node: id,
                 ..Default::default()
             }),
-            w_q: sc.nred.w_q,
+            w_q: s.cfg.w_q,
         })
     }
 

@@ -11,11 +11,13 @@
 
 pub mod scheme;
 
+use crate::flow::FlowSpec;
 use crate::metrics::maxmin::{self, Ratio};
+use crate::mobility::Trajectory;
 use crate::net::queue::ingress::Spacing;
 use crate::net::static_routes::Bfs;
 use crate::phy::channel::{Channel, Position};
-use crate::scenario::Scenario;
+use crate::phy::PhyConfig;
 use crate::time::{Duration, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -119,7 +121,7 @@ impl Default for ThrottleConfig {
 impl ThrottleConfig {
     /// Checks the values; the message starts with the offending key.
     pub fn validate(&self) -> Result<(), String> {
-        use crate::scenario::topology::check_length;
+        use crate::mobility::check_length;
         use crate::time::{Span, Unit};
         if let Some(d) = self.l_region_range_m {
             check_length("l_region_range_m", d)?;
@@ -217,8 +219,39 @@ pub struct FlowShare {
     pub delta: Option<Duration>,
 }
 
+/// What the throttle reads of a run: the parts of the scenario its
+/// allocation and report need, copied once (the scheme keeps them for the
+/// run's recomputations).
+#[derive(Clone, Debug)]
+pub struct ThrottleInput {
+    /// `[throttle]`, if the scenario has the table.
+    pub cfg: Option<ThrottleConfig>,
+    /// Whether the interface queues are the ingress scheduler
+    /// (`mac.queue = "throttle"`).
+    pub throttle_queue: bool,
+    /// Each node's id as the scenario gives it, by internal index.
+    pub node_ids: Vec<i64>,
+    /// Initial positions, by internal index.
+    pub positions: Vec<Position>,
+    /// Each node's trajectory, if it has one.
+    pub trajectories: Vec<Option<Trajectory>>,
+    /// The flows.
+    pub flows: Vec<FlowSpec>,
+    /// The radio, for ranges and the L-region.
+    pub radio: PhyConfig,
+    /// The run's end.
+    pub duration: SimTime,
+}
+
+impl ThrottleInput {
+    /// Whether sources shape: the ingress scheduler with `enforce` on.
+    pub fn shaping(&self, cfg: &ThrottleConfig) -> bool {
+        self.throttle_queue && cfg.enforce
+    }
+}
+
 /// Positions of every node at `t` (scripted and random motion included).
-pub fn positions_at(sc: &Scenario, t: SimTime) -> Vec<Position> {
+pub fn positions_at(sc: &ThrottleInput, t: SimTime) -> Vec<Position> {
     sc.positions
         .iter()
         .zip(&sc.trajectories)
@@ -229,7 +262,7 @@ pub fn positions_at(sc: &Scenario, t: SimTime) -> Vec<Position> {
 /// Each flow's path at `t`: its route in force then (explicit, or a change
 /// of it), else the static shortest path over the initial transmission-range
 /// graph, as static routing computes it. None if there is no path.
-pub fn paths_at(sc: &Scenario, t: SimTime) -> Vec<Option<Vec<u32>>> {
+pub fn paths_at(sc: &ThrottleInput, t: SimTime) -> Vec<Option<Vec<u32>>> {
     let mut adj: Option<Vec<Vec<u32>>> = None;
     let mut bfs = Bfs::new(sc.positions.len());
     sc.flows
@@ -246,7 +279,7 @@ pub fn paths_at(sc: &Scenario, t: SimTime) -> Vec<Option<Vec<u32>>> {
 
 /// The max-min shares of the flows `active` at `t` (positions and routes at
 /// `t`), with each flow's rate limit and spacing from the Thr_max table.
-pub fn allocate(sc: &Scenario, cfg: &ThrottleConfig, t: SimTime, active: &[bool]) -> Vec<FlowShare> {
+pub fn allocate(sc: &ThrottleInput, cfg: &ThrottleConfig, t: SimTime, active: &[bool]) -> Vec<FlowShare> {
     let positions = positions_at(sc, t);
     let paths = paths_at(sc, t);
     let loaded: Vec<Option<Vec<u32>>> = paths
@@ -363,14 +396,14 @@ impl SharesReport {
 }
 
 /// The report of one allocation (`shares` from `allocate`).
-pub fn report(sc: &Scenario, cfg: &ThrottleConfig, shares: &[FlowShare]) -> SharesReport {
+pub fn report(sc: &ThrottleInput, cfg: &ThrottleConfig, shares: &[FlowShare]) -> SharesReport {
     let id = |i: u32| sc.node_ids[i as usize];
     let positions = positions_at(sc, SimTime::ZERO);
     let mut centres: Vec<u32> = shares.iter().flat_map(|s| s.regions.iter().copied()).collect();
     centres.sort_unstable();
     centres.dedup();
     SharesReport {
-        shaping: sc.queue == crate::net::QueueKind::Throttle && cfg.enforce,
+        shaping: sc.shaping(cfg),
         l_region_range_m: cfg.l_region_m(&sc.radio),
         recompute: cfg.recompute.clone(),
         hops_needed: hops_needed(sc),
@@ -428,14 +461,14 @@ fn thr_alone(cfg: &ThrottleConfig, flow: usize, s: &FlowShare) -> Option<f64> {
 }
 
 /// The report with every flow active on its initial route (no run needed).
-pub fn static_report(sc: &Scenario) -> SharesReport {
-    let cfg = sc.throttle.clone().unwrap_or_default();
+pub fn static_report(sc: &ThrottleInput) -> SharesReport {
+    let cfg = sc.cfg.clone().unwrap_or_default();
     let all = vec![true; sc.flows.len()];
     report(sc, &cfg, &allocate(sc, &cfg, SimTime::ZERO, &all))
 }
 
 /// The instants at which some flow's path is set: the start and every route change.
-fn route_instants(sc: &Scenario) -> Vec<SimTime> {
+fn route_instants(sc: &ThrottleInput) -> Vec<SimTime> {
     let mut instants = vec![SimTime::ZERO];
     for f in &sc.flows {
         instants.extend(f.route_changes.iter().map(|c| c.0));
@@ -446,7 +479,7 @@ fn route_instants(sc: &Scenario) -> Vec<SimTime> {
 }
 
 /// Every hop count a flow's path has, initially or after a route change.
-pub fn hops_needed(sc: &Scenario) -> Vec<u32> {
+pub fn hops_needed(sc: &ThrottleInput) -> Vec<u32> {
     let mut hops: Vec<u32> = route_instants(sc)
         .into_iter()
         .flat_map(|t| paths_at(sc, t))
@@ -462,9 +495,9 @@ pub fn hops_needed(sc: &Scenario) -> Vec<u32> {
 /// Thr_max table lacks, when the sources shape: those flows cannot be
 /// given a rate limit and run unshaped (the summary lists them; the front
 /// door measures every missing entry before a run).
-pub fn missing_thr_max(sc: &Scenario) -> Vec<u32> {
-    match &sc.throttle {
-        Some(cfg) if sc.queue == crate::net::QueueKind::Throttle && cfg.enforce => hops_needed(sc)
+pub fn missing_thr_max(sc: &ThrottleInput) -> Vec<u32> {
+    match &sc.cfg {
+        Some(cfg) if sc.shaping(cfg) => hops_needed(sc)
             .into_iter()
             .filter(|&h| h > 0 && cfg.thr_max(h).is_none())
             .collect(),

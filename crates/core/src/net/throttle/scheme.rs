@@ -10,12 +10,10 @@
 //! configure delay parameter of the scheduler according to the current
 //! network conditions").
 
-use super::{allocate, FlowShare, ThrottleConfig};
+use super::{allocate, FlowShare, ThrottleConfig, ThrottleInput};
 use crate::mac::frame::Frame;
 use crate::metrics::summary::SchemeSections;
 use crate::net::packet::Packet;
-use crate::net::QueueKind;
-use crate::scenario::Scenario;
 use crate::scheme::{SchemeAction, View};
 use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
@@ -28,8 +26,10 @@ const MOVED: u8 = 1;
 /// How often shares are checked while nodes move.
 const MOVE_CHECK: Duration = Duration::from_millis(1000);
 
+/// Ingress throttling over a run: its inputs, the instants it recomputes
+/// at and every allocation it applied.
 pub struct ThrottleScheme {
-    sc: Box<Scenario>,
+    sc: Box<ThrottleInput>,
     cfg: ThrottleConfig,
     /// Whether sources shape (`mac.queue = "throttle"` and `enforce`).
     shaping: bool,
@@ -41,9 +41,10 @@ pub struct ThrottleScheme {
 }
 
 impl ThrottleScheme {
-    pub fn for_scenario(sc: &Scenario) -> Option<Self> {
-        let cfg = sc.throttle.clone()?;
-        let shaping = sc.queue == QueueKind::Throttle && cfg.enforce;
+    /// Throttling over `sc`, if the run has a `[throttle]` table.
+    pub fn new(sc: ThrottleInput) -> Option<Self> {
+        let cfg = sc.cfg.clone()?;
+        let shaping = sc.shaping(&cfg);
         let mut changes: Vec<SimTime> = Vec::new();
         if cfg.on_change() {
             for f in &sc.flows {
@@ -57,7 +58,7 @@ impl ThrottleScheme {
         }
         let moving = cfg.on_change() && sc.trajectories.iter().flatten().any(|t| !t.is_static());
         Some(ThrottleScheme {
-            sc: Box::new(sc.clone()),
+            sc: Box::new(sc),
             cfg,
             shaping,
             changes,
