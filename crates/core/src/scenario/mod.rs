@@ -494,9 +494,17 @@ impl Scenario {
         }
     }
 
-    /// What Neighborhood RED is built from (`net::nred`).
-    pub fn nred_setup(&self) -> crate::net::nred::scheme::NredSetup {
-        crate::net::nred::scheme::NredSetup {
+    /// What the schemes across layers are built from (`scheme`).
+    pub fn scheme_setup(&self) -> crate::scheme::SchemeSetup {
+        crate::scheme::SchemeSetup {
+            nred: self.nred_setup(),
+            throttle: self.throttle_input(),
+        }
+    }
+
+    /// What Neighborhood RED is built from (`scheme`).
+    fn nred_setup(&self) -> crate::scheme::NredSetup {
+        crate::scheme::NredSetup {
             cfg: self.nred.clone(),
             active: self.queue == QueueKind::Nred,
             traced: self.neighborhood_node.map(|n| (n, self.node_ids[n as usize])),

@@ -32,7 +32,7 @@ use crate::phy::channel::{Channel, Neighbor};
 use crate::phy::radio::{Arrival, Radio, RadioState, RxEnd, SignalEnd, ThresholdParams};
 use crate::phy::reception::Loss;
 use crate::scenario::Scenario;
-use crate::scheme::{SchemeAction, SchemeSetup, Schemes, View};
+use crate::scheme::{SchemeAction, Schemes, View};
 use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
 use crate::trace::events::{Event as TraceEvent, Kind as TraceKind};
@@ -166,10 +166,7 @@ impl Simulator {
         let channel = Channel::new(sc.positions.clone(), &sc.radio);
         let th = channel.thresholds;
         let n = sc.positions.len();
-        let schemes = Schemes::new(SchemeSetup {
-            nred: sc.nred_setup(),
-            throttle: sc.throttle_input(),
-        });
+        let schemes = Schemes::new(sc.scheme_setup());
         let dcf = DcfConfig {
             promiscuous: schemes.wants_overheard(),
             ..sc.dcf.clone()

@@ -9,7 +9,6 @@
 pub mod dnpd;
 pub mod ncd;
 pub mod ncn;
-pub mod scheme;
 
 use crate::time::{Duration, Num, SimTime, Span, Unit};
 use dnpd::Dnpd;

@@ -9,8 +9,6 @@
 //!   active flows, the routes or the positions change, and sets each source's
 //!   spacing Δ = MSS / (Thr_max(h) · φ) (eqs. 2 and 3).
 
-pub mod scheme;
-
 use crate::flow::FlowSpec;
 use crate::metrics::maxmin::{self, Ratio};
 use crate::mobility::Trajectory;
@@ -343,7 +341,7 @@ pub struct SharesReport {
     pub flows: Vec<FlowReport>,
     /// Every allocation the run applied, in time order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub updates: Vec<scheme::UpdateSummary>,
+    pub updates: Vec<UpdateSummary>,
     /// The unfairness index u of eq. (4) over the flows' `throughput_kbps`
     /// against Thr_opt (runs with two or more flows whose Thr_opt is known).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -503,6 +501,22 @@ pub fn missing_thr_max(sc: &ThrottleInput) -> Vec<u32> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// One (re)computation: per flow, its share, hops, rate limit and spacing
+/// (null for a flow not active then).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UpdateSummary {
+    /// When, seconds.
+    pub at_s: f64,
+    /// Each flow's share φ.
+    pub phi: Vec<Option<f64>>,
+    /// Each flow's hop count.
+    pub hops: Vec<Option<u32>>,
+    /// Each flow's rate limit, eq. (2).
+    pub rate_kbps: Vec<Option<f64>>,
+    /// Each flow's spacing Δ, eq. (3), seconds.
+    pub delta_s: Vec<Option<f64>>,
 }
 
 /// Eq. (3): the time `mss_bytes` of payload take at `rate_kbps`, to the nanosecond.
