@@ -5,6 +5,7 @@
 pub mod app;
 pub mod engine;
 pub mod flow;
+pub mod link;
 pub mod mac;
 pub mod metrics;
 pub mod mobility;

@@ -494,6 +494,31 @@ impl Scenario {
         }
     }
 
+    /// Node `i`'s interface queue as the scenario sets it: its discipline
+    /// (per-flow queues where the MAC serves flows apart), capacity and
+    /// the discipline's random stream.
+    pub fn interface_queue(&self, i: usize) -> crate::net::InterfaceQueue {
+        use crate::engine::{stream, Purpose};
+        use crate::net::red::Red;
+        use crate::net::InterfaceQueue;
+        match self.queue {
+            _ if self.dcf.opet.enabled => InterfaceQueue::with_per_flow(self.queue_capacity, self.dcf.opet.scheduler),
+            QueueKind::Red => InterfaceQueue::with_red(
+                self.queue_capacity,
+                Red::new(self.red.clone(), stream(self.seed, i as u64, Purpose::Queue)),
+            ),
+            QueueKind::Throttle => {
+                let t = self
+                    .throttle
+                    .as_ref()
+                    .expect("a throttle queue has its [throttle] table");
+                let local = t.local_capacity_pkts.map_or(self.queue_capacity, |c| c as usize);
+                InterfaceQueue::with_ingress(self.queue_capacity, local, t.spacing())
+            }
+            k => InterfaceQueue::new(k, self.queue_capacity),
+        }
+    }
+
     /// What the schemes across layers are built from (`scheme`).
     pub fn scheme_setup(&self) -> crate::scheme::SchemeSetup {
         crate::scheme::SchemeSetup {
