@@ -34,14 +34,27 @@ pub enum RoutingAction {
     /// A routing packet from this node to a neighbour (or `BROADCAST`),
     /// into the interface queue after `jitter`.
     Send {
+        /// The routing packet.
         packet: Packet,
+        /// Its neighbour, or `BROADCAST`.
         next_hop: u32,
+        /// How long it waits before entering the queue.
         jitter: Duration,
     },
     /// A data packet (by id) that waited for a route now has one.
-    Forward { packet: u32, next_hop: u32 },
+    Forward {
+        /// The packet's id.
+        packet: u32,
+        /// Its next hop.
+        next_hop: u32,
+    },
     /// A data packet routing gives up on.
-    Drop { packet: u32, cause: DropCause },
+    Drop {
+        /// The packet's id.
+        packet: u32,
+        /// Why.
+        cause: DropCause,
+    },
 }
 
 /// Routing for every node of a run.

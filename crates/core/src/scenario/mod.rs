@@ -30,10 +30,12 @@ use std::fmt;
 pub struct ScenarioError {
     /// The offending key as a path (`flow[0].dst`), or empty for the whole file.
     pub key: String,
+    /// What is wrong and what is allowed.
     pub message: String,
 }
 
 impl ScenarioError {
+    /// An error about `key`.
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
         ScenarioError {
             key: key.into(),
@@ -73,9 +75,12 @@ impl std::error::Error for ScenarioError {}
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
+/// The syntax of a scenario's text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// TOML (scenario files).
     Toml,
+    /// JSON (what `scenario.json` and the bindings hold).
     Json,
 }
 
@@ -202,21 +207,32 @@ pub type RadioParams = crate::phy::PhyConfig;
 /// A validated scenario, with node indices 0..n and every value resolved.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
+    /// The scenario's name (`name`; the file's stem by default).
     pub name: String,
+    /// The run's seed: every random stream derives from it.
     pub seed: u64,
+    /// The run's end (`duration_s`).
     pub duration: SimTime,
     /// External node ids, by internal index.
     pub node_ids: Vec<i64>,
     /// Internal index of each node in the file's own order (generated
     /// topologies: id order). Per-node outputs are given in this order.
     pub file_order: Vec<u32>,
+    /// Initial positions, by internal index.
     pub positions: Vec<Position>,
+    /// The radio: rates, ranges, reception model.
     pub radio: RadioParams,
+    /// The DCF's parameters and MAC extensions.
     pub dcf: DcfConfig,
+    /// The interface queue's discipline (`mac.queue`).
     pub queue: QueueKind,
+    /// The interface queue's capacity, packets.
     pub queue_capacity: usize,
+    /// The routing protocol.
     pub routing: RoutingKind,
+    /// The flows, with node indices.
     pub flows: Vec<FlowSpec>,
+    /// Whether per-node series are recorded (`trace.node_series`).
     pub node_series: bool,
     /// The series' bin (`trace.series_interval_s`).
     pub series_bin: Duration,
@@ -228,11 +244,17 @@ pub struct Scenario {
     pub arp: bool,
     /// Per node index, its trajectory if it moves.
     pub trajectories: Vec<Option<crate::mobility::Trajectory>>,
+    /// How often moving nodes' positions reach the channel.
     pub mobility_update: Duration,
+    /// TCP's options (`[tcp]`).
     pub tcp: TcpConfig,
+    /// The HTTP-like source's options (`[onoff]`).
     pub onoff: OnOffConfig,
+    /// AODV's options (`[routing.aodv]`).
     pub aodv: crate::net::aodv::AodvConfig,
+    /// RED's options (`[red]`).
     pub red: crate::net::red::RedConfig,
+    /// NRED's options (`[nred]`).
     pub nred: crate::net::nred::NredConfig,
     /// Ingress throttling's settings, when the scenario has a `[throttle]`
     /// table or uses `mac.queue = "throttle"`.

@@ -17,6 +17,7 @@ type Built = (Vec<i64>, Vec<Position>);
 pub const MAX_NODES: u64 = 1_000_000;
 pub use crate::mobility::{check_length, MAX_METRES};
 
+/// Node positions and ids of the file's topology (generated, or its `[[node]]` tables), or the offending key.
 pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
     let t = &file.topology;
     let given: [(&str, bool); 6] = [

@@ -103,6 +103,7 @@ struct Counters {
     deliveries: u64,
 }
 
+/// A run: the scenario's nodes, their layers and the air between them, driven by one event queue. Built from a `Scenario`, run with `run`, `run_until` or `run_for`, read with `summary` and `traces`.
 pub struct Simulator {
     sc: Scenario,
     q: EventQueue<Event>,
@@ -153,6 +154,7 @@ pub struct Simulator {
 }
 
 impl Simulator {
+    /// Builds every node's stack, routing, the link, the schemes and the flows' sources from `sc`, and schedules the first events.
     pub fn new(sc: Scenario) -> Self {
         let channel = Channel::new(sc.positions.clone(), &sc.radio);
         let th = channel.thresholds;
@@ -291,14 +293,17 @@ impl Simulator {
         sim
     }
 
+    /// The simulated time of the last event run.
     pub fn now(&self) -> SimTime {
         self.q.now()
     }
 
+    /// The run's end (`duration_s`).
     pub fn end(&self) -> SimTime {
         self.sc.duration
     }
 
+    /// Events run so far (stale timer events included).
     pub fn events(&self) -> u64 {
         self.q.events_popped()
     }
@@ -351,6 +356,7 @@ impl Simulator {
         }
     }
 
+    /// Runs to the end.
     pub fn run(&mut self) {
         self.run_until(self.sc.duration);
     }
@@ -391,6 +397,7 @@ impl Simulator {
         self.channel.position(node)
     }
 
+    /// The scenario the run was built from.
     pub fn scenario(&self) -> &Scenario {
         &self.sc
     }

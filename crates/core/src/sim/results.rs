@@ -103,6 +103,7 @@ impl Simulator {
             .unwrap_or_default()
     }
 
+    /// The probe's records, if `enable_probe` was called.
     pub fn probe(&self) -> Option<&Probe> {
         self.probe.as_ref()
     }
@@ -270,6 +271,7 @@ impl Simulator {
         }
     }
 
+    /// The run's time series: per flow, per node (when asked) and the schemes' own, in the scenario's node order.
     pub fn traces(&self) -> Traces {
         let mut t = self.traces.clone();
         self.schemes.traces(&mut t);

@@ -30,8 +30,10 @@ pub use entry::{Queued, Select};
 use ingress::{Ingress, Spacing};
 use std::collections::VecDeque;
 
+/// The interface queue's discipline (`mac.queue`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueKind {
+    /// One drop-tail FIFO (ns-2's priority queue without RED).
     DropTail,
     /// Floyd & Jacobson's RED on this queue (`[red]`, net/red.rs).
     Red,
@@ -51,7 +53,9 @@ crate::names::named!(QueueKind, "a queue discipline", [
 ]);
 
 impl QueueKind {
+    /// Every discipline's name.
     pub const NAMES: &'static [&'static str] = &["droptail", "red", "nred", "throttle"];
+    /// The discipline named `s`, if any.
     pub fn parse(s: &str) -> Option<QueueKind> {
         match s {
             "droptail" => Some(QueueKind::DropTail),
@@ -71,6 +75,7 @@ enum Discipline {
     Throttle(Box<Ingress>),
 }
 
+/// A node's interface queue: control packets ahead of data, and the data under its discipline.
 pub struct InterfaceQueue {
     kind: QueueKind,
     capacity: usize,
@@ -120,6 +125,7 @@ fn key(q: &Queued) -> u64 {
 }
 
 impl InterfaceQueue {
+    /// A `kind` queue of `capacity` packets (DropTail or NRED's DropTail).
     pub fn new(kind: QueueKind, capacity: usize) -> Self {
         InterfaceQueue {
             kind,
@@ -335,14 +341,17 @@ impl InterfaceQueue {
         }
     }
 
+    /// The discipline's kind.
     pub fn kind(&self) -> QueueKind {
         self.kind
     }
 
+    /// Packets held, control and data.
     pub fn len(&self) -> usize {
         self.control.len() + self.data.len() + self.local_len()
     }
 
+    /// Whether it holds nothing.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

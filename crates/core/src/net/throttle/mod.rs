@@ -176,6 +176,7 @@ impl ThrottleConfig {
         Ok(())
     }
 
+    /// The spacing's reading (`spacing`): between eligibilities or departures.
     pub fn spacing(&self) -> Spacing {
         Spacing::parse(&self.spacing).unwrap_or(Spacing::Eligibility)
     }
@@ -186,6 +187,7 @@ impl ThrottleConfig {
             .unwrap_or(radio.rate_range_m[crate::phy::Rate::MBPS_1.index()])
     }
 
+    /// Whether shares are recomputed as flows, routes or L-regions change.
     pub fn on_change(&self) -> bool {
         self.recompute == "on_change"
     }
@@ -199,17 +201,22 @@ impl ThrottleConfig {
 /// One flow's share and what follows from it, at one instant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowShare {
+    /// Whether the flow was active.
     pub active: bool,
     /// The nodes of its association (internal indices), source first.
     pub path: Vec<u32>,
+    /// Its hop count.
     pub hops: u32,
     /// Centres (internal indices) of the L-regions it loads, and of those
     /// that are its bottleneck.
     pub regions: Vec<u32>,
+    /// Centres of its bottleneck L-regions (internal indices).
     pub bottleneck: Vec<u32>,
     /// The iteration of §3.3 that assigned its share.
     pub iteration: u32,
+    /// Its max-min share φ of the bottleneck (§3.3), exact.
     pub phi: Option<Ratio>,
+    /// Thr_max for its hop count (`thr_max_kbps`), if the table has it.
     pub thr_max_kbps: Option<f64>,
     /// Eq. (2): r = Thr_max(h) · φ, TCP payload kbit/s.
     pub rate_kbps: Option<f64>,
@@ -327,7 +334,9 @@ pub fn allocate(sc: &ThrottleInput, cfg: &ThrottleConfig, t: SimTime, active: &[
 pub struct SharesReport {
     /// Whether the sources shaped (`mac.queue = "throttle"` and `enforce`).
     pub shaping: bool,
+    /// The L-region radius used, metres.
     pub l_region_range_m: f64,
+    /// `recompute`: "once" or "on_change".
     pub recompute: String,
     /// Every hop count the flows take (initially and after route changes):
     /// the Thr_max entries shaping needs.
@@ -338,6 +347,7 @@ pub struct SharesReport {
     pub thr_max_missing: Vec<u32>,
     /// The L-regions: centre node id and the ids of the flows in it.
     pub regions: Vec<RegionReport>,
+    /// Per flow, its share and what follows from it.
     pub flows: Vec<FlowReport>,
     /// Every allocation the run applied, in time order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -356,38 +366,56 @@ impl SharesReport {
     }
 }
 
+/// One L-region: its centre and the flows that load it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct RegionReport {
+    /// The centre node's id.
     pub centre: i64,
+    /// The flows that load it.
     pub flows: Vec<u32>,
 }
 
+/// One flow's row of the report.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowReport {
+    /// The flow.
     pub id: u32,
+    /// Its source's id.
     pub src: i64,
+    /// Its destination's id.
     pub dst: i64,
+    /// Its path, node ids from source to destination.
     pub path: Vec<i64>,
+    /// Its hop count.
     pub hops: u32,
     /// Mean length of its hops, metres.
     pub mean_hop_m: Option<f64>,
+    /// Its MSS, bytes.
     pub mss_bytes: u32,
     /// φ as a number and exactly ("1/3").
     pub phi: Option<f64>,
+    /// φ as an exact fraction.
     pub phi_exact: Option<String>,
+    /// The iteration of §3.3 that assigned φ.
     pub iteration: u32,
     /// Centre ids of the L-regions the flow loads, and of its bottlenecks.
     pub regions: Vec<i64>,
+    /// Centres of its bottleneck L-regions (ids).
     pub bottleneck: Vec<i64>,
+    /// Thr_max for its hop count.
     pub thr_max_kbps: Option<f64>,
+    /// Eq. (2): its rate limit, kbit/s of payload.
     pub rate_kbps: Option<f64>,
+    /// Eq. (3): its spacing Δ, seconds.
     pub delta_s: Option<f64>,
     /// Its throughput alone, and its ideal φ · Thr_alone (§5.1.1).
     pub thr_alone_kbps: Option<f64>,
+    /// φ times its throughput alone: its optimum for u (eq. 4).
     pub thr_opt_kbps: Option<f64>,
 }
 
 impl SharesReport {
+    /// The report as one JSON object (`manetfair shares`).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("the shares report serialises")
     }
