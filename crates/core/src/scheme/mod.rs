@@ -16,10 +16,10 @@
 //! | `summary` | the run ends (with the flows' throughputs) | add its section to the summary |
 //!
 //! Each scheme implements `Scheme` (every hook has a default that does
-//! nothing) in a private module of its own; `Schemes::new` is the one
-//! place that names them. A scheme returns `SchemeAction`s; the simulator
-//! carries them out. Queue
-//! disciplines (`net::queue`), MAC extensions (`mac`), congestion control
+//! nothing) in a private module of its own; the registry below (its enum
+//! and `Schemes::new`) is the one place that names them. A scheme returns
+//! `SchemeAction`s; the simulator carries them out. Queue disciplines
+//! (`net::queue`), the MAC's requests (`link`), congestion control
 //! (`transport::tcp`) and reception models (`phy`) have seams of their own
 //! layer; this one is for what spans layers, like Neighborhood RED.
 
@@ -164,7 +164,7 @@ macro_rules! each {
 }
 
 impl Schemes {
-    /// Registers the schemes `setup` asks for: the one place that names them.
+    /// Registers the schemes `setup` asks for.
     pub fn new(setup: SchemeSetup) -> Self {
         let mut list = Vec::new();
         if let Some(s) = nred::NredScheme::new(setup.nred) {
