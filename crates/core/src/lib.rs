@@ -4,9 +4,12 @@
 
 pub mod app;
 pub mod engine;
+pub mod flow;
+pub mod link;
 pub mod mac;
 pub mod metrics;
 pub mod mobility;
+pub mod names;
 pub mod net;
 pub mod phy;
 pub mod scenario;

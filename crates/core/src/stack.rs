@@ -12,13 +12,17 @@ use crate::time::Duration;
 /// The radio first, at the start of the node's cache lines (`Radio`).
 #[repr(C)]
 pub struct NodeStack {
+    /// The radio: reception model, half duplex, state times.
     pub radio: Radio,
+    /// The 802.11 DCF.
     pub mac: Dcf,
+    /// The interface queue and its discipline.
     pub queue: InterfaceQueue,
     /// The queue discipline's release timer (`InterfaceQueue::poll_timeout`).
     pub queue_timer: Armed,
-    /// Radio idle time and NAV time at the start of the current bin.
+    /// Radio idle time at the start of the current bin.
     pub idle_at_bin: Duration,
+    /// NAV time at the start of the current bin.
     pub nav_at_bin: Duration,
 }
 

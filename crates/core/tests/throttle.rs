@@ -164,20 +164,20 @@ fn the_osipov_profile_decodes_11_mbps_to_30_m_and_keeps_250_m_l_regions() {
     let r = sc.radio.rate_range_m;
     assert_eq!((r[0], r[3]), (250.0, 30.0));
     // The L-region is the 1 Mbit/s range the PHY gives, not the 30 m of data.
-    let report = manetfair_core::net::throttle::static_report(&sc);
+    let report = manetfair_core::net::throttle::static_report(&sc.throttle_input());
     assert_eq!(report.l_region_range_m, 250.0);
     // One range for every rate (ns-2.27's single RXThresh_): the L-region
     // shrinks with it unless set.
     let single = scenario(&mobile_radio("tx_range_m = 30.0", 30.0));
     assert_eq!(
-        manetfair_core::net::throttle::static_report(&single).l_region_range_m,
+        manetfair_core::net::throttle::static_report(&single.throttle_input()).l_region_range_m,
         30.0
     );
     let set = scenario(
         &mobile_radio("tx_range_m = 30.0", 30.0).replace("[throttle]", "[throttle]\nl_region_range_m = 250.0"),
     );
     assert_eq!(
-        manetfair_core::net::throttle::static_report(&set).l_region_range_m,
+        manetfair_core::net::throttle::static_report(&set.throttle_input()).l_region_range_m,
         250.0
     );
 }

@@ -474,7 +474,7 @@ fn shares(text: &str, fmt: &str, origin: &str, base_dir: Option<PathBuf>) -> PyR
         max_memory: None,
     };
     let sc = l.load()?;
-    Ok(manetfair_core::net::throttle::static_report(&sc).to_json())
+    Ok(manetfair_core::net::throttle::static_report(&sc.throttle_input()).to_json())
 }
 
 /// One JSON line: the time and every node's position (in internal order,

@@ -41,16 +41,24 @@ use rand_pcg::Pcg64Mcg;
 /// MAC parameters of 802.11b DSSS (§17.4.4, Table 17-14) and the scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DcfConfig {
+    /// aSlotTime.
     pub slot: Duration,
+    /// aSIFSTime.
     pub sifs: Duration,
+    /// aCWmin.
     pub cw_min: u32,
+    /// aCWmax.
     pub cw_max: u32,
+    /// dot11ShortRetryLimit: attempts of frames up to the RTS threshold (and of RTSs).
     pub short_retry_limit: u32,
+    /// dot11LongRetryLimit: attempts of longer data frames.
     pub long_retry_limit: u32,
     /// MSDUs whose data frame is longer than this are sent after RTS/CTS;
     /// 0 means before every unicast data frame.
     pub rts_threshold_bytes: u32,
+    /// Rate of DATA frames.
     pub data_rate: Rate,
+    /// Rate of RTS, CTS and broadcast frames.
     pub basic_rate: Rate,
     /// Rate of ACK frames: the basic rate as ns-2 and the papers; ns-3
     /// answers at the data rate (for comparisons with it).
@@ -129,9 +137,11 @@ impl DcfConfig {
             CTS_BYTES
         }
     }
+    /// Airtime of a CTS.
     pub fn cts_time(&self) -> Duration {
         self.basic_rate.airtime(self.cts_bytes())
     }
+    /// Airtime of an ACK.
     pub fn ack_time(&self) -> Duration {
         self.ack_rate.airtime(ACK_BYTES)
     }
@@ -170,8 +180,11 @@ pub enum MacTimer {
 /// rather than as a whole `MacAction` (88 bytes, copied through memory).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimerSet {
+    /// Which timer.
     pub timer: MacTimer,
+    /// When it fires.
     pub at: SimTime,
+    /// The generation it fires with.
     pub gen: u32,
 }
 
@@ -185,58 +198,121 @@ impl From<TimerSet> for MacAction {
     }
 }
 
+/// What the DCF asks of the node after a call: the simulator carries out
+/// the actions of the air, and `link` answers the requests for the node's
+/// queue and flow state.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum MacAction {
     /// Put this frame on the air now; call `handle_tx_end` when it ends.
     Transmit(Frame),
     /// Arm `timer` at `at`; on firing, call `handle_timer(now, timer, gen)`.
-    SetTimer { timer: MacTimer, at: SimTime, gen: u32 },
+    SetTimer {
+        /// Which timer.
+        timer: MacTimer,
+        /// When it fires.
+        at: SimTime,
+        /// The generation it fires with (a stale one is ignored).
+        gen: u32,
+    },
     /// A data frame for this node (or broadcast) decoded, not a duplicate.
-    Deliver { msdu: Msdu, from: u32 },
+    Deliver {
+        /// The MSDU.
+        msdu: Msdu,
+        /// The station it came from.
+        from: u32,
+    },
     /// A data frame for another node decoded (promiscuous overhearing).
     Overheard(Frame),
     /// The MSDU was acknowledged (or, if broadcast, sent).
-    TxDone { msdu: Msdu, next_hop: u32 },
+    TxDone {
+        /// The MSDU.
+        msdu: Msdu,
+        /// The station it was for.
+        next_hop: u32,
+    },
     /// The retry limit was reached: the MSDU is dropped and the link to
     /// `next_hop` is reported as failed to the network layer.
-    TxFailed { msdu: Msdu, next_hop: u32 },
+    TxFailed {
+        /// The MSDU.
+        msdu: Msdu,
+        /// The station it was for.
+        next_hop: u32,
+    },
     /// Quick-exchange: an RTS from `peer` arrived and the MSDU in hand does
     /// not go back to it. The caller may hand over, before control returns
     /// to the event loop, the first queued packet for `peer` of at most
     /// `max_bytes` with `Dcf::offer_reverse`.
-    WantReverse { peer: u32, max_bytes: u32 },
+    WantReverse {
+        /// The station whose RTS arrived.
+        peer: u32,
+        /// The largest packet the exchange has room for.
+        max_bytes: u32,
+    },
     /// Fast-forward: a data frame from `from` was delivered (the
     /// `Deliver` before this action) and an ACK is due. The caller may,
     /// before control returns to the event loop, name a packet to forward
     /// with `Dcf::forward`; the ACK then becomes an ACK-RTS.
-    WantForward { from: u32 },
+    WantForward {
+        /// The station it came from.
+        from: u32,
+    },
     /// An MSDU of the second slot failed with retries left, or was not
     /// sent: it goes back to the head of the interface queue, with its
     /// retry counts.
     Requeue {
+        /// The MSDU.
         msdu: Msdu,
+        /// The station it was for.
         next_hop: u32,
+        /// Its retry counts, carried back to the MAC with it.
         retries: Retries,
     },
     /// OPET: an RTS for flow `label` from `from` arrived and a CTS is due;
     /// `t_data` is the airtime of the DATA it announces. If the flow is
     /// congested here the caller calls `Dcf::refuse` before control
     /// returns to the event loop, and a negative CTS goes instead.
-    RtsFor { from: u32, label: u32, t_data: Duration },
+    RtsFor {
+        /// The station it came from.
+        from: u32,
+        /// The flow's label.
+        label: u32,
+        /// Airtime of the DATA the RTS announced.
+        t_data: Duration,
+    },
     /// OPET: a negative CTS from `next_hop` refused this MSDU: it goes
     /// back to the head of its flow's queue, and its flow is blocked
     /// towards `next_hop`. No retry was counted.
-    Blocked { msdu: Msdu, next_hop: u32 },
+    Blocked {
+        /// The MSDU.
+        msdu: Msdu,
+        /// The station it was for.
+        next_hop: u32,
+    },
     /// OPET: a ready-to-receive frame for flow `label` came from `from`.
     /// The caller lifts its block and may, before control returns to the
     /// event loop, answer with a packet of the flow for `from`:
     /// `Dcf::answer_rtr` (the MSDU in hand) or `Dcf::send_from_second_slot`.
-    WantRtrData { from: u32, label: u32 },
+    WantRtrData {
+        /// The station it came from.
+        from: u32,
+        /// The flow's label.
+        label: u32,
+    },
     /// OPET: the DATA our ready-to-receive frame asked `from` for arrived.
-    RtrAnswered { from: u32, label: u32 },
+    RtrAnswered {
+        /// The station it came from.
+        from: u32,
+        /// The flow's label.
+        label: u32,
+    },
     /// OPET: our ready-to-receive frames to `to` went unanswered
     /// `rtr_attempts` times; the station stops asking.
-    RtrAbandoned { to: u32, label: u32 },
+    RtrAbandoned {
+        /// The upstream station asked.
+        to: u32,
+        /// The flow's label.
+        label: u32,
+    },
 }
 
 /// Which MSDU an exchange carries.
@@ -342,8 +418,11 @@ pub enum Forward {
     /// A packet taken from the queue (it goes into the second slot), with
     /// the retry state it carried back there, if any.
     Queued {
+        /// The packet's MSDU.
         msdu: Msdu,
+        /// Its next hop.
         next_hop: u32,
+        /// The retry state it carried back to the queue.
         retries: Retries,
     },
 }
@@ -436,16 +515,22 @@ struct PendingRtr {
     attempts: u32,
 }
 
+/// The station's counters for the run summary.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DcfStats {
+    /// MSDUs dropped at the retry limit.
     pub retry_drops: u64,
+    /// Retransmitted data frames received again and not delivered (§9.3.2.10).
     pub duplicates: u64,
     /// Quick-exchange, counted at the RTS receiver: CTSs with τ > 0 sent,
     /// DATA1s received extended (honoured), ACK2s received (completed), and
     /// honoured exchanges whose DATA2+ACK1 or ACK2 went missing (failed).
     pub qe_requested: u64,
+    /// See `qe_requested`.
     pub qe_honored: u64,
+    /// See `qe_requested`.
     pub qe_completed: u64,
+    /// See `qe_requested`.
     pub qe_failed: u64,
     /// Quick-exchange, at the RTS receiver: a CTS(τ) answered by a DATA1
     /// whose Duration was not extended (its sender declined), so the
@@ -454,27 +539,37 @@ pub struct DcfStats {
     /// Fast-forward: ACK-RTSs sent, and packets not fast-forwarded
     /// because they came over `consecutive_limit` fast-forwarded hops.
     pub ff_attempted: u64,
+    /// See `ff_attempted`.
     pub ff_limited: u64,
     /// Fast-forward, at the relay: forwarded packets acknowledged by the
     /// next hop, ACK-RTSs that got no CTS, and forwarded DATA that got no
     /// ACK (after its CTS). Each ACK-RTS ends in one of the three (or is
     /// under way when the run ends).
     pub ff_completed: u64,
+    /// See `ff_completed`.
     pub ff_no_cts: u64,
+    /// See `ff_completed`.
     pub ff_data_failed: u64,
     /// MSDUs whose first RTS (after contention) went on the air, and
     /// those of them whose first RTS got no CTS.
     pub msdus_started: u64,
+    /// See `msdus_started`.
     pub first_rts_failed: u64,
     /// OPET: negative CTSs sent and received (blocks), ready-to-receive
     /// frames sent and received, those answered by DATA (resumes), those
     /// that timed out (lost or unanswered), and resumes given up.
     pub ncts_sent: u64,
+    /// See `ncts_sent`.
     pub ncts_received: u64,
+    /// See `ncts_sent`.
     pub rtr_sent: u64,
+    /// See `ncts_sent`.
     pub rtr_received: u64,
+    /// See `ncts_sent`.
     pub rtr_answered: u64,
+    /// See `ncts_sent`.
     pub rtr_timeouts: u64,
+    /// See `ncts_sent`.
     pub rtr_abandoned: u64,
 }
 
@@ -518,10 +613,12 @@ pub struct Dcf {
     /// field hears data frames (AODV's broadcasts among them) from most
     /// of the field's nodes over a run.
     dup_cache: Vec<RecentSeqs>,
+    /// The station's counters.
     pub stats: DcfStats,
 }
 
 impl Dcf {
+    /// The DCF of station `me` with `cfg`, drawing its backoffs from `rng`.
     pub fn new(me: u32, cfg: DcfConfig, rng: Pcg64Mcg) -> Self {
         let (cw, eifs_nav) = (cfg.cw_min, cfg.eifs_nav);
         Dcf {
@@ -549,18 +646,22 @@ impl Dcf {
         }
     }
 
+    /// Its parameters.
     pub fn config(&self) -> &DcfConfig {
         &self.cfg
     }
 
+    /// Its NAV.
     pub fn nav(&self) -> &Nav {
         &self.nav
     }
 
+    /// The contention window now.
     pub fn cw(&self) -> u32 {
         self.cw
     }
 
+    /// Backoff slots left.
     pub fn backoff_slots(&self) -> u32 {
         self.backoff_slots
     }
@@ -922,6 +1023,7 @@ impl Dcf {
         self.freeze(now);
     }
 
+    /// The medium turned idle at `now`: contention may resume.
     pub fn handle_medium_idle(&mut self, now: SimTime, out: &mut Vec<MacAction>) {
         out.extend(self.medium_idle(now).map(MacAction::from));
     }
@@ -1028,6 +1130,7 @@ impl Dcf {
         slot.gen == gen && slot.at.is_some()
     }
 
+    /// Timer `timer` armed with `gen` fired at `now` (ignored if stale).
     pub fn handle_timer(&mut self, now: SimTime, timer: MacTimer, gen: u32, out: &mut Vec<MacAction>) {
         if !self.timer_live(timer, gen) {
             return; // stale: cancelled or re-armed since

@@ -48,10 +48,12 @@ fn no_limit(limit: &u32) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FastForward {
+    /// Whether fast-forward is on.
     pub enabled: bool,
     /// Probability that an eligible reception is fast-forwarded (§3.2's
     /// probabilistic fairness limit; 0.75 in Fig. 5).
     pub p: f64,
+    /// Which queued packets may go on (§3.2).
     pub policy: Policy,
     /// §3.2's other fairness limit: "the number of consecutive
     /// fast-forward events a given packet can undergo". A relay does not
@@ -75,10 +77,12 @@ impl Default for FastForward {
 }
 
 impl FastForward {
+    /// Whether every key has its default.
     pub fn is_default(&self) -> bool {
         *self == FastForward::default()
     }
 
+    /// Checks the values; the message starts with the offending key.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.p > 0.0 && self.p <= 1.0) {
             return Err(format!("p = {}: must be in (0, 1]", self.p));

@@ -20,6 +20,7 @@ pub const BROADCAST: u32 = u32::MAX;
 pub const RTS_BYTES: u32 = 20;
 /// CTS and ACK: frame control, duration, RA, FCS (§8.3.1.3, §8.3.1.4).
 pub const CTS_BYTES: u32 = 14;
+/// ACK frame: frame control 2, Duration 2, RA 6, FCS 4 (§8.3.1.4).
 pub const ACK_BYTES: u32 = 14;
 /// OPET's negative CTS is a CTS with this bit of the flags (More Data).
 pub const NCTS_FLAG: u8 = 0x20;
@@ -33,9 +34,13 @@ pub const NS2_DATA_OVERHEAD_BYTES: u32 = 34;
 /// append theirs; counters are sized by `FrameKind::ALL.len()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FrameKind {
+    /// Request to send (§8.3.1.2).
     Rts,
+    /// Clear to send (§8.3.1.3).
     Cts,
+    /// A data frame.
     Data,
+    /// Acknowledgement (§8.3.1.4).
     Ack,
     /// OPET's negative CTS: the RTS's receiver refuses the flow.
     Ncts,
@@ -45,6 +50,7 @@ pub enum FrameKind {
 }
 
 impl FrameKind {
+    /// Every kind, the standard ones first.
     pub const ALL: [FrameKind; 6] = [
         FrameKind::Rts,
         FrameKind::Cts,
@@ -56,9 +62,11 @@ impl FrameKind {
     /// The kinds of plain 802.11, counted in every summary; the others
     /// only when their extension is on.
     pub const STANDARD: [FrameKind; 4] = [FrameKind::Rts, FrameKind::Cts, FrameKind::Data, FrameKind::Ack];
+    /// The kind's index in per-kind counters.
     pub fn index(self) -> usize {
         self as usize
     }
+    /// The kind's key in the summary and traces.
     pub fn name(self) -> &'static str {
         match self {
             FrameKind::Rts => "rts",
@@ -86,7 +94,9 @@ impl FrameKind {
 /// owner's packet store and its size in bytes (IP header included).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Msdu {
+    /// Its id in the packet store.
     pub packet: u32,
+    /// Its size, bytes (IP header included).
     pub bytes: u32,
     /// OPET's flow label (the flow and its direction); None for packets
     /// of no flow, which are never backpressured.
@@ -106,6 +116,7 @@ pub struct Msdu {
 /// plain runs count and trace exactly the kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameType {
+    /// A frame of one kind, without extension.
     Kind(FrameKind),
     /// Fast-forward's ACK-RTS: an ACK with a second receiver address.
     AckRts,
@@ -116,6 +127,7 @@ pub enum FrameType {
 impl FrameType {
     /// How many there are: the counters' size.
     pub const COUNT: usize = FrameKind::ALL.len() + 2;
+    /// The type's index in per-type counters.
     pub fn index(self) -> usize {
         match self {
             FrameType::Kind(k) => k.index(),
@@ -123,6 +135,7 @@ impl FrameType {
             FrameType::DataAck => FrameKind::ALL.len() + 1,
         }
     }
+    /// The type's key in the summary and traces.
     pub fn name(self) -> &'static str {
         match self {
             FrameType::Kind(k) => k.name(),
@@ -151,8 +164,10 @@ pub struct Extensions {
     pub tau: Duration,
 }
 
+/// An 802.11 frame as the MAC sends it: addresses, Duration, sequence number, the MSDU it carries and the extensions' fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame {
+    /// RTS, CTS, DATA, ACK, ...
     pub kind: FrameKind,
     /// Transmitter address (TA).
     pub tx: u32,
@@ -160,12 +175,17 @@ pub struct Frame {
     pub rx: u32,
     /// The Duration/ID field: how long the medium stays reserved after this frame.
     pub duration: Duration,
+    /// Sequence number of its MSDU (§9.3.2.10's duplicate filter).
     pub seq: u16,
+    /// The Retry bit: a retransmission.
     pub retry: bool,
+    /// The MSDU a data frame carries.
     pub msdu: Option<Msdu>,
     /// MAC frame size (header and FCS included).
     pub bytes: u32,
+    /// The rate it is sent at.
     pub rate: Rate,
+    /// The remedies' extra fields (empty in plain 802.11).
     pub ext: Extensions,
 }
 
@@ -207,6 +227,7 @@ impl Frame {
         }
     }
 
+    /// Its airtime at its rate, preamble and PLCP header included.
     pub fn airtime(&self) -> Duration {
         self.rate.airtime(self.bytes)
     }
@@ -218,6 +239,7 @@ impl Frame {
             k => FrameType::Kind(k),
         }
     }
+    /// Whether it is addressed to every station.
     pub fn is_broadcast(&self) -> bool {
         self.rx == BROADCAST
     }

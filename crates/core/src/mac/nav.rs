@@ -4,6 +4,8 @@
 
 use crate::time::{Duration, SimTime};
 
+/// The network allocation vector: virtual carrier sense from the Duration
+/// fields of frames heard for other stations.
 #[derive(Clone, Debug, Default)]
 pub struct Nav {
     end: SimTime,
@@ -18,6 +20,7 @@ impl Nav {
         self.end
     }
 
+    /// Whether the medium is virtually busy at `now`.
     pub fn is_set(&self, now: SimTime) -> bool {
         self.end > now
     }

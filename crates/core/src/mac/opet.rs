@@ -64,6 +64,7 @@ pub enum Resume {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Opet {
+    /// Whether OPET is on.
     pub enabled: bool,
     /// q_bp: a relay holding this many packets of a flow refuses its RTS.
     pub bp_threshold_pkts: u32,
@@ -75,8 +76,11 @@ pub struct Opet {
     pub rtr_attempts: u32,
     /// A block not lifted by an RTR ends after this long.
     pub block_timeout_s: f64,
+    /// How the per-flow queues are served.
     pub scheduler: Scheduler,
+    /// Whether a source's own packets are bounded by the queue's capacity.
     pub source_buffer: SourceBuffer,
+    /// How a refused flow resumes.
     pub resume: Resume,
 }
 
@@ -97,6 +101,7 @@ impl Default for Opet {
 }
 
 impl Opet {
+    /// Whether every key has its default.
     pub fn is_default(&self) -> bool {
         *self == Opet::default()
     }

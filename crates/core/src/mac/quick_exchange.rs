@@ -32,6 +32,7 @@ pub const DATA_ACK_OVERHEAD_BYTES: u32 = 32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct QuickExchange {
+    /// Whether quick-exchange is on.
     pub enabled: bool,
     /// Cap on the two MSDUs' combined size in bytes (IP packets), §4.2:
     /// "the combined size of the packets be under a threshold (1400 bytes
@@ -53,10 +54,12 @@ impl Default for QuickExchange {
 }
 
 impl QuickExchange {
+    /// Whether every key has its default.
     pub fn is_default(&self) -> bool {
         *self == QuickExchange::default()
     }
 
+    /// Checks the values; the message starts with the offending key.
     pub fn validate(&self) -> Result<(), String> {
         if self.max_bytes == 0 {
             return Err("max_bytes = 0: must be an integer >= 1".into());

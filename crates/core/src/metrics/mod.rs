@@ -10,6 +10,9 @@ pub mod summary;
 
 pub use summary::{Summary, Traces};
 
+/// Width of every time-series bin (CONTRACT.md §3: 1 s bins).
+pub const BIN: crate::time::Duration = crate::time::Duration::from_millis(1000);
+
 /// Jain's fairness index (Σx)² / (n Σx²): 1 when all equal, 1/n when one
 /// flow takes everything. Defined as 1 for a single flow and 0 when no flow
 /// delivered anything.

@@ -245,26 +245,41 @@ pub struct Summary {
 /// serialised as keys of the summary itself: one type for every scheme
 /// rather than a field each.
 #[derive(Clone, Debug, PartialEq, Default)]
-pub struct SchemeSections(Vec<(&'static str, serde_json::Value)>);
+pub struct SchemeSections {
+    sections: Vec<(&'static str, serde_json::Value)>,
+    maxmin_unfairness: Option<f64>,
+}
 
 impl SchemeSections {
     /// Adds the section `key`.
     pub fn push(&mut self, key: &'static str, section: &impl Serialize) {
         let value = serde_json::to_value(section).expect("summary sections serialise");
-        self.0.push((key, value));
+        self.sections.push((key, value));
     }
 
     /// The section `key`, if the run has it.
     pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
-        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+        self.sections.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// Records Osipov and Tschudin's u, eq. (4), against max-min fair
+    /// shares, for the summary's `maxmin_unfairness`: only a scheme that
+    /// knows each flow's max-min share and reference throughput can.
+    pub fn set_maxmin_unfairness(&mut self, u: Option<f64>) {
+        self.maxmin_unfairness = u;
+    }
+
+    /// The u a scheme recorded with `set_maxmin_unfairness`, if any.
+    pub fn maxmin_unfairness(&self) -> Option<f64> {
+        self.maxmin_unfairness
     }
 }
 
 impl Serialize for SchemeSections {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
+        let mut m = s.serialize_map(Some(self.sections.len()))?;
+        for (k, v) in &self.sections {
             m.serialize_entry(k, v)?;
         }
         m.end()

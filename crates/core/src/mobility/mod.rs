@@ -91,6 +91,28 @@ impl Trajectory {
     }
 }
 
+/// Fastest speed of any mobility model: nothing moves faster than light, and
+/// the bound keeps every range of speeds drawable.
+pub const MAX_SPEED_MPS: f64 = 3e8;
+/// Largest length or coordinate, metres: sums and squares of positions stay
+/// finite, and no real field comes near it.
+pub const MAX_METRES: f64 = 1e9;
+
+/// The one bound of every length key (a range, a spacing, a radius): a
+/// positive number of metres up to `MAX_METRES`, or `key = value: why` naming
+/// the range.
+pub fn check_length(key: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v > 0.0 && v <= MAX_METRES {
+        Ok(())
+    } else {
+        Err(format!(
+            "{key} = {}: must be a positive number of metres, at most {}",
+            crate::time::Num(v),
+            crate::time::Num(MAX_METRES)
+        ))
+    }
+}
+
 /// Where a node following the time-sorted `pts` is at `t`.
 fn position_in(pts: &[(SimTime, Position)], t: SimTime) -> Position {
     let i = pts.partition_point(|(pt, _)| *pt <= t);

@@ -37,10 +37,10 @@ fn num(s: &str) -> Option<f64> {
 }
 
 /// A coordinate within the one length bound of every scenario
-/// (`scenario::topology::MAX_METRES`): positions, their differences and
+/// (`MAX_METRES`): positions, their differences and
 /// squares stay finite.
 fn coordinate(v: f64, i: usize, line: &str) -> Result<(), String> {
-    let max = crate::scenario::topology::MAX_METRES;
+    let max = super::MAX_METRES;
     if v.abs() <= max {
         Ok(())
     } else {
@@ -88,7 +88,7 @@ pub fn parse(text: &str) -> Result<BTreeMap<i64, Ns2Node>, String> {
                 );
                 coordinate(x, i, line)?;
                 coordinate(y, i, line)?;
-                if !(0.0..=crate::scenario::mobility::MAX_SPEED_MPS).contains(&v) {
+                if !(0.0..=super::MAX_SPEED_MPS).contains(&v) {
                     return Err(format!("line {}: speed {v} must be 0 to 3e8 m/s in {:?}", i + 1, line));
                 }
                 let t = Span::NON_NEGATIVE

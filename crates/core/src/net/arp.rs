@@ -40,10 +40,16 @@ pub enum Resolve {
     Send,
     /// The packet is held and a request is to be broadcast; `dropped` is
     /// the packet it displaced.
-    Held { dropped: Option<u32> },
+    Held {
+        /// The packet the held one displaced, dropped.
+        dropped: Option<u32>,
+    },
     /// The request count was used up: the packet and `held` (the one that
     /// waited) are dropped, and nothing is sent.
-    Failed { held: Option<u32> },
+    Failed {
+        /// The packet that waited, dropped with this one.
+        held: Option<u32>,
+    },
 }
 
 /// A node's ARP table.

@@ -9,8 +9,10 @@ use crate::time::SimTime;
 pub const NO_FLOW: u32 = u32::MAX;
 /// IPv4 header without options.
 pub const IP_HEADER_BYTES: u32 = 20;
+/// UDP header, bytes (RFC 768).
 pub const UDP_HEADER_BYTES: u32 = 8;
 
+/// What a packet is for: the ledger and the queue treat data and control apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PacketKind {
     /// Transport data (UDP datagrams, TCP segments and ACKs).
@@ -21,48 +23,65 @@ pub enum PacketKind {
     Control,
 }
 
+/// What a packet carries above IP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Body {
+    /// A UDP datagram of a CBR source.
     Udp {
+        /// Its sequence number in its flow.
         seq: u64,
     },
+    /// A TCP segment (data or ACK).
     Tcp(crate::transport::tcp::Segment),
     /// An AODV message, by index in the simulator's message arena.
     Aodv(u32),
     /// An NRED congestion notification (Xu et al. §5.2): normalizedP_b as
     /// the bits of an f32, and the lifetime in ms.
     Ncn {
+        /// normalizedP_b, as the bits of an f32.
         npb_bits: u32,
+        /// How long the notification holds, ms.
         lifetime_ms: u32,
     },
     /// An ARP request (broadcast) or reply (unicast) of ns-2's ARP
     /// (`net::arp`): `sender` resolves itself, `target` is the address asked for.
     Arp {
+        /// A request (true) or a reply.
         request: bool,
+        /// The node resolving itself.
         sender: u32,
+        /// The address asked for.
         target: u32,
     },
 }
 
+/// An IP packet as the layers see it: addresses, flow, sizes, hop and TTL counts and what it carries. Copied by value (it is small); the store keeps one per id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// Ledger identity: one per logical packet, kept across hops.
     pub uid: u64,
+    /// Data or control.
     pub kind: PacketKind,
+    /// Its flow (`NO_FLOW` for routing and control packets).
     pub flow: u32,
     /// Originator and final destination (internal node indices).
     pub src: u32,
+    /// The destination node.
     pub dst: u32,
     /// Size at the network layer, IP header included.
     pub bytes: u32,
     /// Application payload carried (what throughput counts).
     pub payload_bytes: u32,
+    /// When its source created it (for the delay).
     pub created: SimTime,
+    /// IP time to live: hops it may still take.
     pub ttl: u8,
+    /// Hops taken so far.
     pub hops: u8,
     /// Fast-forward's consecutive hops the packet made to reach this node
     /// (`mac::frame::Msdu::ff_run`); 0 unless fast-forward is on.
     pub ff_run: u8,
+    /// What it carries.
     pub body: Body,
 }
 
@@ -83,13 +102,20 @@ impl Body {
     }
 }
 
+/// Why a packet was dropped: the ledger's and the summary's `drops` keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum DropCause {
+    /// The interface queue was full.
     QueueOverflow,
+    /// The MAC's retry limit was reached.
     MacRetry,
+    /// Routing had no route.
     NoRoute,
+    /// An active queue management dropped it (RED, NRED).
     Aqm,
+    /// Its TTL ran out.
     TtlExpired,
+    /// It waited for a route longer than routing's buffer allows.
     BufferTimeout,
     /// ns-2's ARP (`[ns2] arp`): displaced from the hold, or the request
     /// count used up (`DROP_IFQ_ARP_FULL`).
@@ -97,6 +123,7 @@ pub enum DropCause {
 }
 
 impl DropCause {
+    /// Every cause, in the summary's order.
     pub const ALL: [DropCause; 7] = [
         DropCause::QueueOverflow,
         DropCause::MacRetry,
@@ -106,6 +133,7 @@ impl DropCause {
         DropCause::BufferTimeout,
         DropCause::Arp,
     ];
+    /// The cause's key in the summary.
     pub fn name(self) -> &'static str {
         match self {
             DropCause::QueueOverflow => "queue_overflow",
@@ -119,17 +147,23 @@ impl DropCause {
     }
 }
 
+/// Every packet counted once: generated, then delivered, dropped or still in flight.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ledger {
+    /// Packets created.
     pub generated: u64,
+    /// Packets delivered to their destination.
     pub delivered: u64,
+    /// Packets dropped, by `DropCause`.
     pub dropped: [u64; 7],
 }
 
 impl Ledger {
+    /// Packets dropped for any cause.
     pub fn dropped_total(&self) -> u64 {
         self.dropped.iter().sum()
     }
+    /// Packets neither delivered nor dropped yet.
     pub fn in_flight(&self) -> u64 {
         self.generated - self.delivered - self.dropped_total()
     }
@@ -151,6 +185,7 @@ pub struct PacketStore {
     slots: Vec<Slot>,
     free: Vec<u32>,
     next_uid: u64,
+    /// The counts of every packet's fate.
     pub ledger: Ledger,
 }
 
@@ -192,16 +227,19 @@ impl PacketStore {
         }
     }
 
+    /// Packet `id`.
     pub fn get(&self, id: u32) -> &Packet {
         let s = &self.slots[id as usize];
         debug_assert!(s.live, "use of a freed packet");
         &s.packet
     }
 
+    /// Packet `id`, to change.
     pub fn get_mut(&mut self, id: u32) -> &mut Packet {
         &mut self.slots[id as usize].packet
     }
 
+    /// Whether `id` was handed to its next hop already (its copy lives on there).
     pub fn is_handed_over(&self, id: u32) -> bool {
         self.slots[id as usize].handed_over
     }

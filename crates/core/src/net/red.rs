@@ -148,6 +148,7 @@ pub struct Red {
 }
 
 impl Red {
+    /// RED with `cfg`, drawing from `rng`.
     pub fn new(cfg: RedConfig, rng: Pcg64Mcg) -> Self {
         Red {
             cfg,
@@ -158,10 +159,12 @@ impl Red {
         }
     }
 
+    /// The average queue length.
     pub fn avg(&self) -> f64 {
         self.avg
     }
 
+    /// Packets since the last drop (`count` of Floyd & Jacobson).
     pub fn count(&self) -> i64 {
         self.count
     }

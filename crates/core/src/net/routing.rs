@@ -5,17 +5,28 @@
 //! messages become routing packets in the ledger. The simulator carries out
 //! the returned `RoutingAction`s and knows nothing of the protocol.
 
+use super::aodv::AodvConfig;
 use super::aodv::{Aodv, AodvAction, AodvMessage};
 use super::packet::{Body, DropCause, Packet, PacketKind, NO_FLOW};
 use super::static_routes::StaticRoutes;
 use crate::engine::{stream, Armed, Purpose};
+use crate::flow::FlowSpec;
 use crate::mac::frame::BROADCAST;
 use crate::metrics::summary::RoutingSummary;
-use crate::scenario::{RoutingKind, Scenario};
 use crate::time::{Duration, SimTime};
 
 /// IP TTL of packets a node creates.
 pub const DEFAULT_TTL: u8 = 64;
+
+/// `routing.protocol`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutingKind {
+    /// Shortest hop-count paths over the transmission-range graph, fixed at the start.
+    Static,
+    /// RFC 3561 (`[routing.aodv]`, docs/aodv.md).
+    Aodv,
+}
+crate::names::named!(RoutingKind, "a routing protocol", [RoutingKind::Static => "static", RoutingKind::Aodv => "aodv"]);
 
 /// What the simulator must do after a routing call.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,14 +34,27 @@ pub enum RoutingAction {
     /// A routing packet from this node to a neighbour (or `BROADCAST`),
     /// into the interface queue after `jitter`.
     Send {
+        /// The routing packet.
         packet: Packet,
+        /// Its neighbour, or `BROADCAST`.
         next_hop: u32,
+        /// How long it waits before entering the queue.
         jitter: Duration,
     },
     /// A data packet (by id) that waited for a route now has one.
-    Forward { packet: u32, next_hop: u32 },
+    Forward {
+        /// The packet's id.
+        packet: u32,
+        /// Its next hop.
+        next_hop: u32,
+    },
     /// A data packet routing gives up on.
-    Drop { packet: u32, cause: DropCause },
+    Drop {
+        /// The packet's id.
+        packet: u32,
+        /// Why.
+        cause: DropCause,
+    },
 }
 
 /// Routing for every node of a run.
@@ -50,20 +74,22 @@ struct AodvNode {
 }
 
 impl Routing {
-    /// Routing of `sc` over the transmission-range graph `adj`.
-    pub fn new(sc: &Scenario, adj: &[Vec<u32>]) -> Self {
-        let (statics, aodv) = match sc.routing {
+    /// Routing `kind` for `flows` over the transmission-range graph `adj`
+    /// (one list per node); AODV's agents take `aodv` and draw from
+    /// streams of `seed`.
+    pub fn new(kind: RoutingKind, aodv: &AodvConfig, flows: &[FlowSpec], seed: u64, adj: &[Vec<u32>]) -> Self {
+        let (statics, aodv) = match kind {
             RoutingKind::Static => {
-                let flows: Vec<(u32, u32, Option<&[u32]>)> =
-                    sc.flows.iter().map(|f| (f.src, f.dst, f.route.as_deref())).collect();
-                let changes: Vec<&[(SimTime, Vec<u32>)]> = sc.flows.iter().map(|f| &f.route_changes[..]).collect();
-                (StaticRoutes::with_changes(adj, &flows, &changes), Vec::new())
+                let flows_: Vec<(u32, u32, Option<&[u32]>)> =
+                    flows.iter().map(|f| (f.src, f.dst, f.route.as_deref())).collect();
+                let changes: Vec<&[(SimTime, Vec<u32>)]> = flows.iter().map(|f| &f.route_changes[..]).collect();
+                (StaticRoutes::with_changes(adj, &flows_, &changes), Vec::new())
             }
             RoutingKind::Aodv => (
                 StaticRoutes::default(),
-                (0..sc.positions.len() as u32)
+                (0..adj.len() as u32)
                     .map(|i| AodvNode {
-                        agent: Box::new(Aodv::new(i, &sc.aodv, stream(sc.seed, i as u64, Purpose::Routing))),
+                        agent: Box::new(Aodv::new(i, aodv, stream(seed, i as u64, Purpose::Routing))),
                         timer: Armed::default(),
                     })
                     .collect(),

@@ -11,6 +11,7 @@
 use crate::time::SimTime;
 use std::collections::VecDeque;
 
+/// The distance of a node no path reaches.
 pub const UNREACHABLE: u32 = u32::MAX;
 
 /// Breadth-first search that stops once the layer holding `stop` is done:
@@ -22,6 +23,7 @@ pub struct Bfs {
 }
 
 impl Bfs {
+    /// A search over `nodes` nodes.
     pub fn new(nodes: usize) -> Self {
         Bfs {
             dist: vec![UNREACHABLE; nodes],
@@ -57,6 +59,7 @@ impl Bfs {
         self.dist[stop as usize]
     }
 
+    /// The hop distance of `v` from the last root (`UNREACHABLE` if not reached).
     pub fn dist(&self, v: u32) -> u32 {
         self.dist[v as usize]
     }
@@ -125,6 +128,7 @@ fn hops_of(path: &[u32]) -> Vec<(u32, u32)> {
     path.windows(2).map(|w| (w[0], w[1])).collect()
 }
 
+/// Each flow's static path, and its changes over time.
 #[derive(Default)]
 pub struct StaticRoutes {
     flows: Vec<Option<FlowPaths>>,

@@ -47,9 +47,11 @@ const ROUTE_BYTES: u64 = 128;
 /// The counts a run's memory grows with, and their total in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Estimate {
+    /// Nodes.
     pub nodes: u64,
     /// Upper bound on pairs of nodes within carrier-sense range.
     pub neighbor_pairs: u64,
+    /// Flows.
     pub flows: u64,
     /// Packets the queues are expected to hold at most: full queues at
     /// `QUEUES_PER_FLOW` nodes per flow, `PACKETS_PER_NODE` elsewhere.

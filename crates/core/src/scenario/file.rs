@@ -2,8 +2,9 @@
 //! documented defaults. Unknown keys are refused. Serialising a parsed file
 //! gives the canonical form with every default filled in.
 
-use super::names::named;
 use super::platform::{Ns2Rules, Platform};
+use crate::names::named;
+pub use crate::net::routing::RoutingKind;
 use crate::net::QueueKind;
 use serde::{Deserialize, Serialize};
 
@@ -15,23 +16,17 @@ pub enum Propagation {
 }
 named!(Propagation, "a propagation model", [Propagation::TwoRayGround => "two-ray-ground"]);
 
-/// `routing.protocol`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoutingKind {
-    /// Shortest hop-count paths over the transmission-range graph, fixed at the start.
-    Static,
-    /// RFC 3561 (`[routing.aodv]`, docs/aodv.md).
-    Aodv,
-}
-named!(RoutingKind, "a routing protocol", [RoutingKind::Static => "static", RoutingKind::Aodv => "aodv"]);
-
 /// `topology.kind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TopologyKind {
+    /// A line of `nodes` nodes, `spacing_m` apart.
     #[default]
     Chain,
+    /// `rows` × `cols` nodes, `spacing_m` apart.
     Grid,
+    /// `nodes` nodes placed uniformly at random in `width_m` × `height_m`.
     Random,
+    /// The `[[node]]` tables' positions.
     Explicit,
 }
 named!(TopologyKind, "a topology kind", [
@@ -48,9 +43,11 @@ fn one() -> u64 {
     1
 }
 
+/// A scenario file as written (TOML or JSON), before validation: every table and key of docs/scenario.md.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
+    /// `name` in the top level (docs/scenario.md).
     #[serde(default = "default_name")]
     pub name: String,
     /// Whose rules the run follows (`platform.rs`): the standard's, or
@@ -60,30 +57,42 @@ pub struct ScenarioFile {
     /// `[ns2]`: ns-2.35's departures from the standard, one key each.
     #[serde(default, skip_serializing_if = "Ns2Rules::is_default")]
     pub ns2: Ns2Rules,
+    /// `duration_s` in the top level (docs/scenario.md).
     pub duration_s: f64,
+    /// `seed` in the top level (docs/scenario.md).
     #[serde(default = "one")]
     pub seed: u64,
+    /// `radio` in the top level (docs/scenario.md).
     #[serde(default)]
     pub radio: RadioFile,
+    /// `mac` in the top level (docs/scenario.md).
     #[serde(default)]
     pub mac: MacFile,
+    /// `routing` in the top level (docs/scenario.md).
     #[serde(default)]
     pub routing: RoutingFile,
+    /// `topology` in the top level (docs/scenario.md).
     pub topology: TopologyFile,
+    /// `nodes` in the top level (docs/scenario.md).
     #[serde(default, rename = "node", skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeFile>,
+    /// `flows` in the top level (docs/scenario.md).
     #[serde(default, rename = "flow")]
     pub flows: Vec<FlowFile>,
     /// `[traffic]`: flows generated from the seed, numbered after the
     /// `[[flow]]` tables (docs/scenario.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traffic: Option<TrafficFile>,
+    /// `tcp` in the top level (docs/scenario.md).
     #[serde(default)]
     pub tcp: crate::transport::tcp::TcpConfig,
+    /// `onoff` in the top level (docs/scenario.md).
     #[serde(default)]
     pub onoff: crate::app::onoff::OnOffConfig,
+    /// `mobility` in the top level (docs/scenario.md).
     #[serde(default)]
     pub mobility: MobilityFile,
+    /// `trace` in the top level (docs/scenario.md).
     #[serde(default)]
     pub trace: TraceFile,
     /// How throughput is measured (`[metrics]`).
@@ -101,14 +110,21 @@ pub struct ScenarioFile {
     pub throttle: Option<crate::net::throttle::ThrottleConfig>,
 }
 
+/// `[radio]`: rates, ranges, propagation and the reception model.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RadioFile {
+    /// `data_rate_mbps` in `[radio]` (docs/scenario.md).
     pub data_rate_mbps: f64,
+    /// `basic_rate_mbps` in `[radio]` (docs/scenario.md).
     pub basic_rate_mbps: f64,
+    /// `tx_range_m` in `[radio]` (docs/scenario.md).
     pub tx_range_m: f64,
+    /// `cs_range_m` in `[radio]` (docs/scenario.md).
     pub cs_range_m: f64,
+    /// `propagation` in `[radio]` (docs/scenario.md).
     pub propagation: Propagation,
+    /// `capture_threshold_db` in `[radio]` (docs/scenario.md).
     pub capture_threshold_db: f64,
     /// Whether a signal below the receive threshold locks the receiver, as
     /// in ns-2 (so a stronger frame arriving during it is lost); false lets
@@ -159,10 +175,15 @@ impl ReceptionKind {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct SinrFile {
+    /// `noise_figure_db` in `[radio.sinr]` (docs/scenario.md).
     pub noise_figure_db: f64,
+    /// `preamble_detection_db` in `[radio.sinr]` (docs/scenario.md).
     pub preamble_detection_db: f64,
+    /// `frame_capture` in `[radio.sinr]` (docs/scenario.md).
     pub frame_capture: bool,
+    /// `frame_capture_margin_db` in `[radio.sinr]` (docs/scenario.md).
     pub frame_capture_margin_db: f64,
+    /// `frame_capture_window_us` in `[radio.sinr]` (docs/scenario.md).
     pub frame_capture_window_us: f64,
 }
 
@@ -198,17 +219,27 @@ impl Default for RadioFile {
     }
 }
 
+/// `[mac]`: the DCF's parameters, the queue and the MAC extensions.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct MacFile {
+    /// `rts_threshold_bytes` in `[mac]` (docs/scenario.md).
     pub rts_threshold_bytes: u32,
+    /// `short_retry_limit` in `[mac]` (docs/scenario.md).
     pub short_retry_limit: u32,
+    /// `long_retry_limit` in `[mac]` (docs/scenario.md).
     pub long_retry_limit: u32,
+    /// `queue` in `[mac]` (docs/scenario.md).
     pub queue: QueueKind,
+    /// `queue_capacity_pkts` in `[mac]` (docs/scenario.md).
     pub queue_capacity_pkts: u32,
+    /// `slot_us` in `[mac]` (docs/scenario.md).
     pub slot_us: u32,
+    /// `sifs_us` in `[mac]` (docs/scenario.md).
     pub sifs_us: u32,
+    /// `cw_min` in `[mac]` (docs/scenario.md).
     pub cw_min: u32,
+    /// `cw_max` in `[mac]` (docs/scenario.md).
     pub cw_max: u32,
     /// ACK frames' rate; default the basic rate (ns-2, the papers). ns-3
     /// answers at the data rate.
@@ -254,9 +285,11 @@ impl Default for MacFile {
     }
 }
 
+/// `[routing]`: the protocol and AODV's options.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingFile {
+    /// `protocol` in `[routing]` (docs/scenario.md).
     pub protocol: RoutingKind,
     /// RFC 3561 parameters, used with `protocol = "aodv"` (docs/aodv.md).
     pub aodv: crate::net::aodv::AodvConfig,
@@ -271,29 +304,41 @@ impl Default for RoutingFile {
     }
 }
 
+/// `[topology]`: a generated topology, or `explicit` for `[[node]]` tables.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyFile {
+    /// `kind` in `[topology]` (docs/scenario.md).
     pub kind: TopologyKind,
+    /// `nodes` in `[topology]` (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<u32>,
+    /// `spacing_m` in `[topology]` (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spacing_m: Option<f64>,
+    /// `rows` in `[topology]` (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rows: Option<u32>,
+    /// `cols` in `[topology]` (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cols: Option<u32>,
+    /// `width_m` in `[topology]` (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub width_m: Option<f64>,
+    /// `height_m` in `[topology]` (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub height_m: Option<f64>,
 }
 
+/// One `[[node]]`: its id and position.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NodeFile {
+    /// `id` in a `[[node]]` table (docs/scenario.md).
     pub id: i64,
+    /// `x_m` in a `[[node]]` table (docs/scenario.md).
     pub x_m: f64,
+    /// `y_m` in a `[[node]]` table (docs/scenario.md).
     pub y_m: f64,
 }
 
@@ -307,24 +352,33 @@ fn default_packet_bytes() -> u32 {
     1000
 }
 
+/// One `[[flow]]`: its ends, transport, application and times.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FlowFile {
+    /// `src` in a `[[flow]]` table (docs/scenario.md).
     pub src: i64,
+    /// `dst` in a `[[flow]]` table (docs/scenario.md).
     pub dst: i64,
+    /// `transport` in a `[[flow]]` table (docs/scenario.md).
     #[serde(default = "default_transport")]
     pub transport: String,
+    /// `app` in a `[[flow]]` table (docs/scenario.md).
     #[serde(default = "default_app")]
     pub app: String,
+    /// `packet_bytes` in a `[[flow]]` table (docs/scenario.md).
     #[serde(default = "default_packet_bytes")]
     pub packet_bytes: u32,
+    /// `start_s` in a `[[flow]]` table (docs/scenario.md).
     #[serde(default)]
     pub start_s: f64,
     /// Defaults to the end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_s: Option<f64>,
+    /// `rate_kbps` in a `[[flow]]` table (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_kbps: Option<f64>,
+    /// `route` in a `[[flow]]` table (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub route: Option<Vec<i64>>,
     /// Later explicit routes (static routing): from `at_s` on, data and
@@ -333,10 +387,13 @@ pub struct FlowFile {
     pub route_changes: Vec<RouteChangeFile>,
 }
 
+/// A change of a flow's explicit route at `at_s`.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RouteChangeFile {
+    /// `at_s` in a route change of a `[[flow]]` (docs/scenario.md).
     pub at_s: f64,
+    /// `route` in a route change of a `[[flow]]` (docs/scenario.md).
     pub route: Vec<i64>,
 }
 
@@ -382,11 +439,15 @@ fn two_times<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<[f64
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RandomPairsFile {
+    /// `count` in `[traffic.random_pairs]` (docs/scenario.md).
     pub count: u32,
+    /// `transport` in `[traffic.random_pairs]` (docs/scenario.md).
     #[serde(default = "default_transport")]
     pub transport: String,
+    /// `app` in `[traffic.random_pairs]` (docs/scenario.md).
     #[serde(default = "default_app")]
     pub app: String,
+    /// `packet_bytes` in `[traffic.random_pairs]` (docs/scenario.md).
     #[serde(default = "default_packet_bytes")]
     pub packet_bytes: u32,
     /// `[earliest, latest]` start, seconds; default `[0, 0]`. Exactly two
@@ -396,6 +457,7 @@ pub struct RandomPairsFile {
     /// Defaults to the end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_s: Option<f64>,
+    /// `rate_kbps` in `[traffic.random_pairs]` (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_kbps: Option<f64>,
     /// Both ends of every pair in one connected component of the
@@ -446,6 +508,7 @@ impl Default for TraceFile {
 pub struct MobilityFile {
     /// How often moving nodes' positions are pushed to the channel.
     pub update_interval_s: f64,
+    /// `random_waypoint` in `[mobility]` (docs/scenario.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_waypoint: Option<RandomWaypointFile>,
     /// An ns-2 movement file (setdest format), relative to the scenario file.
@@ -471,21 +534,26 @@ impl Default for MobilityFile {
     }
 }
 
+/// `[mobility.random_waypoint]`: speeds, pause and area.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RandomWaypointFile {
+    /// `speed_max_mps` in `[mobility.random_waypoint]` (docs/scenario.md).
     pub speed_max_mps: f64,
     /// Either an absolute minimum speed or a fraction of the maximum (the
     /// self-contention paper uses 10%); default 0.1 × max.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed_min_mps: Option<f64>,
+    /// `speed_min_fraction` in `[mobility.random_waypoint]` (docs/scenario.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed_min_fraction: Option<f64>,
+    /// `pause_s` in `[mobility.random_waypoint]` (docs/scenario.md).
     #[serde(default)]
     pub pause_s: f64,
     /// The area; defaults to the topology's (random) or its bounding box.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width_m: Option<f64>,
+    /// `height_m` in `[mobility.random_waypoint]` (docs/scenario.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub height_m: Option<f64>,
     /// Which nodes move; default all.
@@ -498,9 +566,12 @@ pub struct RandomWaypointFile {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedFile {
+    /// `id` in a scripted node of `[mobility]` (docs/scenario.md).
     pub id: i64,
+    /// `path` in a scripted node of `[mobility]` (docs/scenario.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<Vec<[f64; 3]>>,
+    /// `moves` in a scripted node of `[mobility]` (docs/scenario.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moves: Option<Vec<[f64; 4]>>,
 }
@@ -528,7 +599,9 @@ pub(crate) fn rate(key: &str, mbps: f64) -> Checked<Rate> {
 /// The radio's rates, as the MAC needs them.
 #[derive(Clone, Copy, Debug)]
 pub struct Rates {
+    /// The rate of DATA frames.
     pub data: Rate,
+    /// The basic rate: control frames and broadcasts.
     pub basic: Rate,
 }
 

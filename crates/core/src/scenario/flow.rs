@@ -4,70 +4,9 @@
 
 use super::file::{FlowFile, RoutingKind, ScenarioFile};
 use super::{NodeIndex, Result, ScenarioError, MAX_MSDU_BYTES};
+pub use crate::flow::{App, FlowSpec, Transport};
 use crate::phy::channel::{Channel, Position};
 use crate::time::{Duration, Num, SimTime, Span, Unit, MIN_SPAN};
-use crate::transport::tcp::TcpVariant;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transport {
-    Udp,
-    Tcp(TcpVariant),
-}
-
-impl Transport {
-    /// Every transport name: the TCP variants, then UDP.
-    pub fn names() -> Vec<&'static str> {
-        TcpVariant::ALL.iter().map(|v| v.name()).chain(["udp"]).collect()
-    }
-    pub fn parse(s: &str) -> Option<Transport> {
-        if s == "udp" {
-            return Some(Transport::Udp);
-        }
-        s.parse().ok().map(Transport::Tcp)
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Udp => "udp",
-            Transport::Tcp(v) => v.name(),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum App {
-    /// Constant bit rate, `rate_kbps` (over UDP).
-    Cbr { rate_kbps: f64 },
-    /// Bulk transfer, always backlogged (over TCP).
-    Ftp,
-    /// HTTP-like on/off source of the `[onoff]` table (over TCP).
-    Http,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowSpec {
-    pub src: u32,
-    pub dst: u32,
-    pub transport: Transport,
-    pub app: App,
-    pub packet_bytes: u32,
-    pub start: SimTime,
-    pub stop: SimTime,
-    /// Start of the window `throughput_kbps` covers (`metrics.warmup_s`; else `start`).
-    pub measure_from: SimTime,
-    pub route: Option<Vec<u32>>,
-    /// (instant, path) changes of the explicit route, time-sorted.
-    pub route_changes: Vec<(SimTime, Vec<u32>)>,
-}
-
-impl FlowSpec {
-    /// The explicit path in force at `t` (None: the static shortest path).
-    pub fn route_at(&self, t: SimTime) -> Option<&[u32]> {
-        match self.route_changes.iter().rev().find(|c| c.0 <= t) {
-            Some((_, p)) => Some(p),
-            None => self.route.as_deref(),
-        }
-    }
-}
 
 /// An explicit route's node indices: from the flow's source to its
 /// destination, each node once.

@@ -10,9 +10,7 @@ use crate::time::{Num, SimTime, Span, Unit};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
-/// Fastest speed of any mobility model: nothing moves faster than light, and
-/// the bound keeps every range of speeds drawable.
-pub const MAX_SPEED_MPS: f64 = 3e8;
+pub use crate::mobility::MAX_SPEED_MPS;
 
 fn finite(key: &str, v: f64) -> Result<f64> {
     if v.is_finite() {

@@ -6,15 +6,14 @@ pub mod budget;
 pub mod file;
 mod flow;
 pub mod mobility;
-pub(crate) mod names;
 pub mod platform;
 pub mod topology;
 mod traffic;
 
+pub use crate::names::Named;
 pub use budget::{Estimate, DEFAULT_MAX_MEMORY};
 pub use file::{Propagation, RoutingKind, ScenarioFile, TopologyKind};
 pub use flow::{App, FlowSpec, Transport};
-pub use names::Named;
 pub use platform::{Ns2Rules, Platform};
 
 use crate::app::onoff::OnOffConfig;
@@ -31,10 +30,12 @@ use std::fmt;
 pub struct ScenarioError {
     /// The offending key as a path (`flow[0].dst`), or empty for the whole file.
     pub key: String,
+    /// What is wrong and what is allowed.
     pub message: String,
 }
 
 impl ScenarioError {
+    /// An error about `key`.
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
         ScenarioError {
             key: key.into(),
@@ -74,9 +75,12 @@ impl std::error::Error for ScenarioError {}
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
+/// The syntax of a scenario's text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
+    /// TOML (scenario files).
     Toml,
+    /// JSON (what `scenario.json` and the bindings hold).
     Json,
 }
 
@@ -169,7 +173,7 @@ fn explain(msg: &str) -> String {
         let allowed = allowed.trim_start_matches("one of ");
         // The names are the list's quoted parts: "`a`, `b`" or "`a` or `b`".
         let names = allowed.split('`').skip(1).step_by(2);
-        let lead = match names::nearest(given, names) {
+        let lead = match crate::names::nearest(given, names) {
             Some(n) => format!("did you mean `{n}`? Allowed"),
             None => "allowed".to_string(),
         };
@@ -203,21 +207,32 @@ pub type RadioParams = crate::phy::PhyConfig;
 /// A validated scenario, with node indices 0..n and every value resolved.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
+    /// The scenario's name (`name`; the file's stem by default).
     pub name: String,
+    /// The run's seed: every random stream derives from it.
     pub seed: u64,
+    /// The run's end (`duration_s`).
     pub duration: SimTime,
     /// External node ids, by internal index.
     pub node_ids: Vec<i64>,
     /// Internal index of each node in the file's own order (generated
     /// topologies: id order). Per-node outputs are given in this order.
     pub file_order: Vec<u32>,
+    /// Initial positions, by internal index.
     pub positions: Vec<Position>,
+    /// The radio: rates, ranges, reception model.
     pub radio: RadioParams,
+    /// The DCF's parameters and MAC extensions.
     pub dcf: DcfConfig,
+    /// The interface queue's discipline (`mac.queue`).
     pub queue: QueueKind,
+    /// The interface queue's capacity, packets.
     pub queue_capacity: usize,
+    /// The routing protocol.
     pub routing: RoutingKind,
+    /// The flows, with node indices.
     pub flows: Vec<FlowSpec>,
+    /// Whether per-node series are recorded (`trace.node_series`).
     pub node_series: bool,
     /// The series' bin (`trace.series_interval_s`).
     pub series_bin: Duration,
@@ -229,11 +244,17 @@ pub struct Scenario {
     pub arp: bool,
     /// Per node index, its trajectory if it moves.
     pub trajectories: Vec<Option<crate::mobility::Trajectory>>,
+    /// How often moving nodes' positions reach the channel.
     pub mobility_update: Duration,
+    /// TCP's options (`[tcp]`).
     pub tcp: TcpConfig,
+    /// The HTTP-like source's options (`[onoff]`).
     pub onoff: OnOffConfig,
+    /// AODV's options (`[routing.aodv]`).
     pub aodv: crate::net::aodv::AodvConfig,
+    /// RED's options (`[red]`).
     pub red: crate::net::red::RedConfig,
+    /// NRED's options (`[nred]`).
     pub nred: crate::net::nred::NredConfig,
     /// Ingress throttling's settings, when the scenario has a `[throttle]`
     /// table or uses `mac.queue = "throttle"`.
@@ -481,6 +502,63 @@ pub fn resolve(mut file: ScenarioFile, max_memory_bytes: u64) -> Result<Scenario
 }
 
 impl Scenario {
+    /// What ingress throttling reads of this scenario (`net::throttle`).
+    pub fn throttle_input(&self) -> crate::net::throttle::ThrottleInput {
+        crate::net::throttle::ThrottleInput {
+            cfg: self.throttle.clone(),
+            throttle_queue: self.queue == QueueKind::Throttle,
+            node_ids: self.node_ids.clone(),
+            positions: self.positions.clone(),
+            trajectories: self.trajectories.clone(),
+            flows: self.flows.clone(),
+            radio: self.radio.clone(),
+            duration: self.duration,
+        }
+    }
+
+    /// Node `i`'s interface queue as the scenario sets it: its discipline
+    /// (per-flow queues where the MAC serves flows apart), capacity and
+    /// the discipline's random stream.
+    pub fn interface_queue(&self, i: usize) -> crate::net::InterfaceQueue {
+        use crate::engine::{stream, Purpose};
+        use crate::net::red::Red;
+        use crate::net::InterfaceQueue;
+        match self.queue {
+            _ if self.dcf.opet.enabled => InterfaceQueue::with_per_flow(self.queue_capacity, self.dcf.opet.scheduler),
+            QueueKind::Red => InterfaceQueue::with_red(
+                self.queue_capacity,
+                Red::new(self.red.clone(), stream(self.seed, i as u64, Purpose::Queue)),
+            ),
+            QueueKind::Throttle => {
+                let t = self
+                    .throttle
+                    .as_ref()
+                    .expect("a throttle queue has its [throttle] table");
+                let local = t.local_capacity_pkts.map_or(self.queue_capacity, |c| c as usize);
+                InterfaceQueue::with_ingress(self.queue_capacity, local, t.spacing())
+            }
+            k => InterfaceQueue::new(k, self.queue_capacity),
+        }
+    }
+
+    /// What the schemes across layers are built from (`scheme`).
+    pub fn scheme_setup(&self) -> crate::scheme::SchemeSetup {
+        crate::scheme::SchemeSetup {
+            nred: self.nred_setup(),
+            throttle: self.throttle_input(),
+        }
+    }
+
+    /// What Neighborhood RED is built from (`scheme`).
+    fn nred_setup(&self) -> crate::scheme::NredSetup {
+        crate::scheme::NredSetup {
+            cfg: self.nred.clone(),
+            active: self.queue == QueueKind::Nred,
+            traced: self.neighborhood_node.map(|n| (n, self.node_ids[n as usize])),
+            nodes: self.positions.len(),
+            seed: self.seed,
+        }
+    }
     /// Canonical JSON of the file with defaults filled in (for hashing).
     pub fn canonical_json(&self) -> String {
         serde_json::to_string(&self.file).expect("scenario serialises")

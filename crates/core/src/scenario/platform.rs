@@ -8,7 +8,7 @@
 //! its own, so that one can be switched off to see what it does
 //! (docs/models.md lists each with the ns-2.35 source line it reproduces).
 
-use super::names::named;
+use crate::names::named;
 use serde::{Deserialize, Serialize};
 
 /// `platform`.

@@ -15,25 +15,9 @@ type Built = (Vec<i64>, Vec<Position>);
 /// A bound that keeps a typo from allocating the machine away; explicit
 /// topologies have the same.
 pub const MAX_NODES: u64 = 1_000_000;
-/// Largest length or coordinate, metres: sums and squares of positions stay
-/// finite, and no real field comes near it.
-pub const MAX_METRES: f64 = 1e9;
+pub use crate::mobility::{check_length, MAX_METRES};
 
-/// The one bound of every length key (a range, a spacing, a radius): a
-/// positive number of metres up to `MAX_METRES`, or `key = value: why` naming
-/// the range.
-pub fn check_length(key: &str, v: f64) -> Result<(), String> {
-    if v.is_finite() && v > 0.0 && v <= MAX_METRES {
-        Ok(())
-    } else {
-        Err(format!(
-            "{key} = {}: must be a positive number of metres, at most {}",
-            crate::time::Num(v),
-            crate::time::Num(MAX_METRES)
-        ))
-    }
-}
-
+/// Node positions and ids of the file's topology (generated, or its `[[node]]` tables), or the offending key.
 pub fn build(file: &ScenarioFile) -> Result<Built, ScenarioError> {
     let t = &file.topology;
     let given: [(&str, bool); 6] = [

@@ -5,63 +5,88 @@
 use crate::mac::MacTimer;
 use crate::stack::NodeStack;
 
+/// One scheduled happening of a run; the run loop dispatches each to the layer it concerns.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Event {
     /// A transmission's first bit reaches its `k`-th receiver (nearest
     /// first), and maybe the following ones (`Simulator::signal_starts`).
     SignalStart {
+        /// The frame's slot in the simulator's table of frames on the air.
         air: u32,
+        /// The receiver's rank by distance (0: nearest).
         k: u32,
     },
     /// Its last bit passes the `k`-th receiver, and maybe the following.
     SignalEnd {
+        /// The frame's slot on the air.
         air: u32,
+        /// The receiver's rank by distance.
         k: u32,
     },
     /// The transmitter's own transmission ends.
     TxEnd {
+        /// The transmitter.
         node: u32,
+        /// The frame's slot on the air.
         air: u32,
     },
+    /// A MAC timer of `node` falls due (stale if `gen` is not the MAC's current one).
     MacTimer {
+        /// The station.
         node: u32,
+        /// Which of its timers.
         timer: MacTimer,
+        /// The generation it was armed with.
         gen: u32,
     },
     /// A flow's application has a packet (CBR), a request (HTTP) or its
     /// start (FTP) due.
     AppSend {
+        /// The flow.
         flow: u32,
     },
     /// A flow's application stops offering data (FTP, HTTP).
     AppStop {
+        /// The flow.
         flow: u32,
     },
     /// A TCP endpoint's timer: `side` 0 is the sender, 1 the receiver.
     TcpTimer {
+        /// The flow.
         flow: u32,
+        /// 0: the sender, 1: the receiver.
         side: u8,
+        /// The generation it was armed with.
         gen: u32,
     },
     /// A node's routing timer (`net::routing`).
     RoutingTimer {
+        /// The node.
         node: u32,
+        /// The generation it was armed with.
         gen: u32,
     },
     /// A routing broadcast's jitter has passed: it enters the queue.
     RoutingJitter {
+        /// The node.
         node: u32,
+        /// The routing packet's id.
         packet: u32,
     },
     /// A timer that scheme number `scheme` armed at `node` (`scheme`).
     SchemeTimer {
+        /// The node.
         node: u32,
+        /// The scheme's number in the registry.
         scheme: u8,
+        /// The scheme's own timer kind.
         kind: u8,
     },
     /// A node's queue discipline releases a packet it held back.
     QueueTimer {
+        /// The node.
         node: u32,
+        /// The generation it was armed with.
         gen: u32,
     },
     /// Moving nodes' positions are pushed to the channel.

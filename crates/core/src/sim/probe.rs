@@ -6,16 +6,23 @@
 use crate::mac::FrameKind;
 use crate::time::SimTime;
 
+/// Every transmission and reception of a run, for the invariant tests (`Simulator::enable_probe`).
 #[derive(Clone, Debug, Default)]
 pub struct Probe {
+    /// Each frame put on the air, in time order.
     pub transmissions: Vec<TxRecord>,
+    /// Each frame received whole, in time order of its end.
     pub receptions: Vec<RxRecord>,
 }
 
+/// A frame put on the air.
 #[derive(Clone, Copy, Debug)]
 pub struct TxRecord {
+    /// The transmitter.
     pub node: u32,
+    /// When its first bit left.
     pub at: SimTime,
+    /// RTS, CTS, DATA, ACK, ...
     pub kind: FrameKind,
     /// The transmitter's NAV was set when the frame started.
     pub nav_set: bool,
@@ -24,10 +31,14 @@ pub struct TxRecord {
     pub response: bool,
 }
 
+/// A frame received whole.
 #[derive(Clone, Copy, Debug)]
 pub struct RxRecord {
+    /// The receiver.
     pub node: u32,
+    /// When its first bit arrived.
     pub start: SimTime,
+    /// When its last bit arrived.
     pub end: SimTime,
 }
 

@@ -18,11 +18,17 @@ pub struct Rreq {
     pub dest_only: bool,
     /// U: the originator knows no sequence number for the destination.
     pub unknown_seq: bool,
+    /// Hops from the originator so far.
     pub hop_count: u8,
+    /// With `orig`, identifies the request (§6.3).
     pub rreq_id: u32,
+    /// The destination sought.
     pub dst: NodeAddr,
+    /// The latest sequence number the originator knows for it.
     pub dst_seq: u32,
+    /// The originator.
     pub orig: NodeAddr,
+    /// The originator's own sequence number.
     pub orig_seq: u32,
 }
 
@@ -30,15 +36,20 @@ pub struct Rreq {
 /// sent with TTL 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rrep {
+    /// Hops from the destination so far.
     pub hop_count: u8,
+    /// The destination the route leads to.
     pub dst: NodeAddr,
+    /// Its sequence number.
     pub dst_seq: u32,
+    /// The node that asked.
     pub orig: NodeAddr,
     /// How long receivers may consider the route valid.
     pub lifetime: Duration,
 }
 
 impl Rrep {
+    /// Whether it is a HELLO (§6.9): a RREP about its sender itself.
     pub fn is_hello(&self) -> bool {
         self.dst == self.orig
     }
@@ -53,10 +64,14 @@ pub struct Rerr {
     pub unreachable: Vec<(NodeAddr, u32)>,
 }
 
+/// An AODV control message (RFC 3561 §5).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AodvMessage {
+    /// Route Request.
     Rreq(Rreq),
+    /// Route Reply (or HELLO).
     Rrep(Rrep),
+    /// Route Error.
     Rerr(Rerr),
     /// Route Reply Acknowledgment (§5.4, 2 bytes). Never sent by this
     /// implementation (the A flag is not used); accepted and ignored.

@@ -54,31 +54,52 @@ pub enum DropCause {
 pub enum AodvAction<P> {
     /// Link-layer broadcast with IP TTL `ttl`, after `jitter` has passed.
     Broadcast {
+        /// The message.
         msg: AodvMessage,
+        /// Its IP TTL.
         ttl: u8,
+        /// How long to wait first (§6.3's broadcast jitter).
         jitter: Duration,
     },
     /// Link-layer unicast to a neighbour with IP TTL `ttl`, now.
     Unicast {
+        /// The neighbour.
         next_hop: NodeAddr,
+        /// The message.
         msg: AodvMessage,
+        /// Its IP TTL.
         ttl: u8,
     },
     /// A buffered data packet now has a route.
-    SendData { packet: P, next_hop: NodeAddr },
+    SendData {
+        /// The packet.
+        packet: P,
+        /// Its next hop.
+        next_hop: NodeAddr,
+    },
     /// A data packet AODV will not deliver.
-    DropData { packet: P, cause: DropCause },
+    DropData {
+        /// The packet.
+        packet: P,
+        /// Why.
+        cause: DropCause,
+    },
 }
 
 /// Control traffic this node has sent, by type.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AodvCounters {
+    /// RREQs this node started.
     pub rreq_originated: u64,
+    /// RREQs this node rebroadcast.
     pub rreq_forwarded: u64,
     /// RREPs this node created, as destination or as intermediate (gratuitous ones included).
     pub rrep_originated: u64,
+    /// RREPs this node passed on towards their originator.
     pub rrep_forwarded: u64,
+    /// RERRs this node sent.
     pub rerr_sent: u64,
+    /// HELLOs this node sent.
     pub hello_sent: u64,
     /// RERRs not sent because of RERR_RATELIMIT.
     pub rerr_rate_limited: u64,
@@ -232,6 +253,7 @@ impl<P: Copy> Aodv<P> {
         }
     }
 
+    /// This node's address.
     pub fn addr(&self) -> NodeAddr {
         self.me
     }
@@ -251,6 +273,7 @@ impl<P: Copy> Aodv<P> {
         self.route(now, dst).filter(|r| r.active).map(|r| r.next_hop)
     }
 
+    /// Whether a route discovery for `dst` is under way.
     pub fn discovery_in_progress(&self, dst: NodeAddr) -> bool {
         self.discoveries.contains_key(&dst)
     }
@@ -260,6 +283,7 @@ impl<P: Copy> Aodv<P> {
         self.buffer.len()
     }
 
+    /// Control traffic this node has sent.
     pub fn counters(&self) -> &AodvCounters {
         &self.counters
     }

@@ -90,9 +90,13 @@ impl Route {
 /// A copy of one routing-table entry, for callers outside the protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RouteInfo {
+    /// Where packets for the destination go next.
     pub next_hop: NodeAddr,
+    /// Hops to the destination.
     pub hop_count: u8,
+    /// The destination's sequence number.
     pub seq: u32,
+    /// Whether `seq` is known (§6.1's Valid Destination Sequence Number flag).
     pub valid_seq: bool,
     /// Usable for data now.
     pub active: bool,

@@ -18,7 +18,9 @@ pub fn local_pb(normalized_pb: f64, side_avg: f64) -> f64 {
 /// The two counters of Algorithm 5.2 (count_tx, count_rx).
 #[derive(Clone, Debug)]
 pub struct Dnpd {
+    /// Own packets sent since the last drop decision's reset.
     pub count_tx: i64,
+    /// Packets received from neighbours since the reset.
     pub count_rx: i64,
 }
 

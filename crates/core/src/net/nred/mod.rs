@@ -9,7 +9,6 @@
 pub mod dnpd;
 pub mod ncd;
 pub mod ncn;
-pub mod scheme;
 
 use crate::time::{Duration, Num, SimTime, Span, Unit};
 use dnpd::Dnpd;
@@ -29,9 +28,13 @@ pub const NCN_BYTES: u32 = 28;
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NredConfig {
+    /// min_th of the neighborhood queue, packets (§5.3).
     pub min_th: f64,
+    /// max_th, packets.
     pub max_th: f64,
+    /// max_p: the drop probability at max_th.
     pub max_p: f64,
+    /// w_q: the weight of the average's update.
     pub w_q: f64,
     /// T_interval: how often radio-state times are read (§5.1).
     pub t_interval_s: f64,
@@ -69,7 +72,7 @@ pub enum Incoming {
     /// Only the packets this node forwards.
     Forwarding,
 }
-crate::scenario::names::named!(Incoming, "an incoming-packet filter", [
+crate::names::named!(Incoming, "an incoming-packet filter", [
     Incoming::All => "all",
     Incoming::Forwarding => "forwarding",
 ]);
@@ -126,8 +129,11 @@ impl NredConfig {
 /// A notification to send: unicast to `to`, overheard by the others.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NcnOut {
+    /// The neighbour addressed.
     pub to: u32,
+    /// normalizedP_b (§5.2).
     pub normalized_pb: f64,
+    /// How long receivers apply it.
     pub lifetime: Duration,
 }
 
@@ -143,16 +149,20 @@ pub enum Quiet {
 /// Counters for the run summary.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NredStats {
+    /// Notifications sent.
     pub ncn_sent: u64,
     /// Of those, notifications of a neighborhood at or above max_th
     /// (normalizedP_b = 1: neighbours drop every packet for the lifetime).
     pub ncn_saturated: u64,
+    /// Notifications received.
     pub ncn_heard: u64,
     /// Ticks blocked by each of conditions (i)-(iv), in `Blocked::ALL` order.
     pub blocked: [u64; 4],
     /// Notifications that passed (i)-(iv) but found no known neighbour.
     pub no_neighbor: u64,
+    /// Own packets dropped before the queue (Algorithm 5.2).
     pub drops_outgoing: u64,
+    /// Packets from neighbours dropped on arrival.
     pub drops_incoming: u64,
 }
 
@@ -169,13 +179,16 @@ pub struct Nred {
     /// Known neighbours and when each was last heard, by node id.
     neighbors: Vec<(u32, SimTime)>,
     rng: Pcg64Mcg,
+    /// The agent's counters.
     pub stats: NredStats,
     /// The last tick's p_b and normalizedP_b.
     pub pb: f64,
+    /// The last tick's normalizedP_b.
     pub normalized_pb: f64,
 }
 
 impl Nred {
+    /// An agent with `cfg`, drawing its drops from `rng`.
     pub fn new(cfg: NredConfig, rng: Pcg64Mcg) -> Self {
         let ncd = Ncd::new(cfg.w_q, cfg.w_bps, cfg.c_bits);
         Nred {
@@ -194,14 +207,17 @@ impl Nred {
         }
     }
 
+    /// The agent's options.
     pub fn config(&self) -> &NredConfig {
         &self.cfg
     }
 
+    /// T_interval: how often radio-state times are read.
     pub fn t_interval(&self) -> Duration {
         Duration::from_secs_f64(self.cfg.t_interval_s)
     }
 
+    /// T_NCN: how often the notification decision runs.
     pub fn t_ncn(&self) -> Duration {
         Duration::from_secs_f64(self.cfg.t_ncn_s)
     }
@@ -218,10 +234,12 @@ impl Nred {
 
     // ---- radio observations ---------------------------------------------
 
+    /// The medium turned busy; `nav_total` is the NAV's busy time so far.
     pub fn handle_medium_busy(&mut self, now: SimTime, nav_total: Duration) {
         self.meter.medium_busy(now, nav_total);
     }
 
+    /// The medium turned idle; `nav_total` is the NAV's busy time so far.
     pub fn handle_medium_idle(&mut self, now: SimTime, nav_total: Duration) {
         self.meter.medium_idle(now, nav_total);
     }

@@ -83,16 +83,22 @@ pub struct Ncd {
     c_bits: f64,
     last: RadioTimes,
     last_at: SimTime,
+    /// The last interval's neighborhood queue estimate q (§5.1).
     pub q: f64,
+    /// Its part sent by this node.
     pub q_tx: f64,
+    /// Its part received by this node.
     pub q_rx: f64,
     /// avg, avg_tx, avg_rx (initially 0, §5.1).
     pub avg: f64,
+    /// The average of `q_tx`.
     pub avg_tx: f64,
+    /// The average of `q_rx`.
     pub avg_rx: f64,
 }
 
 impl Ncd {
+    /// A detector averaging with weight `w_q`, for a channel of `w_bps` and packets of `c_bits`.
     pub fn new(w_q: f64, w_bps: f64, c_bits: f64) -> Self {
         Ncd {
             w_q,

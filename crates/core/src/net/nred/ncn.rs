@@ -35,12 +35,14 @@ pub enum Blocked {
 }
 
 impl Blocked {
+    /// Every condition, in the summary's order.
     pub const ALL: [Blocked; 4] = [
         Blocked::NoCongestion,
         Blocked::NotOnPath,
         Blocked::NotSuffering,
         Blocked::LargerHeard,
     ];
+    /// The condition's key in the summary.
     pub fn name(self) -> &'static str {
         match self {
             Blocked::NoCongestion => "no_congestion",
@@ -54,11 +56,15 @@ impl Blocked {
 /// The inputs of the §5.2 decision at one T_NCN tick.
 #[derive(Clone, Copy, Debug)]
 pub struct NcnInputs {
+    /// p_b from the average (RED's formula over avg).
     pub pb: f64,
+    /// normalizedP_b: p_b over max_p.
     pub normalized_pb: f64,
+    /// Whether this node forwards or sources flow packets.
     pub on_path: bool,
     /// avg_tx + avg_rx.
     pub own_share: f64,
+    /// The share of the neighborhood this node must carry to notify.
     pub suffer_th: f64,
     /// Largest normalizedP_b heard from others during the last T_NCN.
     pub heard_max: f64,
@@ -99,6 +105,7 @@ pub struct NcnStore {
 }
 
 impl NcnStore {
+    /// A notification arrived from `from`.
     pub fn handle_ncn(&mut self, now: SimTime, from: u32, normalized_pb: f64, lifetime: Duration) {
         let new = Stored {
             from,

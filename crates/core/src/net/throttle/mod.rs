@@ -2,22 +2,21 @@
 //! "TCP-Friendly Bandwidth Sharing in Mobile Ad Hoc Networks: From Theory to
 //! Reality", EURASIP JWCN 2007 (docs/throttle.md).
 //!
-//! - `ingress`: the two-stage scheduler of §4.3 (Fig. 4), a queue discipline.
+//! - `net::queue::ingress`: the two-stage scheduler of §4.3 (Fig. 4), a queue discipline.
 //! - `crate::metrics::maxmin`: the L-regions and the max-min allocation of §3.
 //! - `scheme`: computes the shares centrally from the topology and the routes
 //!   (as the paper's simulations did, §5.1) at the start and whenever the
 //!   active flows, the routes or the positions change, and sets each source's
 //!   spacing Δ = MSS / (Thr_max(h) · φ) (eqs. 2 and 3).
 
-pub mod ingress;
-pub mod scheme;
-
+use crate::flow::FlowSpec;
 use crate::metrics::maxmin::{self, Ratio};
+use crate::mobility::Trajectory;
+use crate::net::queue::ingress::Spacing;
 use crate::net::static_routes::Bfs;
 use crate::phy::channel::{Channel, Position};
-use crate::scenario::Scenario;
+use crate::phy::PhyConfig;
 use crate::time::{Duration, SimTime};
-use ingress::Spacing;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -120,7 +119,7 @@ impl Default for ThrottleConfig {
 impl ThrottleConfig {
     /// Checks the values; the message starts with the offending key.
     pub fn validate(&self) -> Result<(), String> {
-        use crate::scenario::topology::check_length;
+        use crate::mobility::check_length;
         use crate::time::{Span, Unit};
         if let Some(d) = self.l_region_range_m {
             check_length("l_region_range_m", d)?;
@@ -177,6 +176,7 @@ impl ThrottleConfig {
         Ok(())
     }
 
+    /// The spacing's reading (`spacing`): between eligibilities or departures.
     pub fn spacing(&self) -> Spacing {
         Spacing::parse(&self.spacing).unwrap_or(Spacing::Eligibility)
     }
@@ -187,6 +187,7 @@ impl ThrottleConfig {
             .unwrap_or(radio.rate_range_m[crate::phy::Rate::MBPS_1.index()])
     }
 
+    /// Whether shares are recomputed as flows, routes or L-regions change.
     pub fn on_change(&self) -> bool {
         self.recompute == "on_change"
     }
@@ -200,17 +201,22 @@ impl ThrottleConfig {
 /// One flow's share and what follows from it, at one instant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowShare {
+    /// Whether the flow was active.
     pub active: bool,
     /// The nodes of its association (internal indices), source first.
     pub path: Vec<u32>,
+    /// Its hop count.
     pub hops: u32,
     /// Centres (internal indices) of the L-regions it loads, and of those
     /// that are its bottleneck.
     pub regions: Vec<u32>,
+    /// Centres of its bottleneck L-regions (internal indices).
     pub bottleneck: Vec<u32>,
     /// The iteration of §3.3 that assigned its share.
     pub iteration: u32,
+    /// Its max-min share φ of the bottleneck (§3.3), exact.
     pub phi: Option<Ratio>,
+    /// Thr_max for its hop count (`thr_max_kbps`), if the table has it.
     pub thr_max_kbps: Option<f64>,
     /// Eq. (2): r = Thr_max(h) · φ, TCP payload kbit/s.
     pub rate_kbps: Option<f64>,
@@ -218,8 +224,39 @@ pub struct FlowShare {
     pub delta: Option<Duration>,
 }
 
+/// What the throttle reads of a run: the parts of the scenario its
+/// allocation and report need, copied once (the scheme keeps them for the
+/// run's recomputations).
+#[derive(Clone, Debug)]
+pub struct ThrottleInput {
+    /// `[throttle]`, if the scenario has the table.
+    pub cfg: Option<ThrottleConfig>,
+    /// Whether the interface queues are the ingress scheduler
+    /// (`mac.queue = "throttle"`).
+    pub throttle_queue: bool,
+    /// Each node's id as the scenario gives it, by internal index.
+    pub node_ids: Vec<i64>,
+    /// Initial positions, by internal index.
+    pub positions: Vec<Position>,
+    /// Each node's trajectory, if it has one.
+    pub trajectories: Vec<Option<Trajectory>>,
+    /// The flows.
+    pub flows: Vec<FlowSpec>,
+    /// The radio, for ranges and the L-region.
+    pub radio: PhyConfig,
+    /// The run's end.
+    pub duration: SimTime,
+}
+
+impl ThrottleInput {
+    /// Whether sources shape: the ingress scheduler with `enforce` on.
+    pub fn shaping(&self, cfg: &ThrottleConfig) -> bool {
+        self.throttle_queue && cfg.enforce
+    }
+}
+
 /// Positions of every node at `t` (scripted and random motion included).
-pub fn positions_at(sc: &Scenario, t: SimTime) -> Vec<Position> {
+pub fn positions_at(sc: &ThrottleInput, t: SimTime) -> Vec<Position> {
     sc.positions
         .iter()
         .zip(&sc.trajectories)
@@ -230,7 +267,7 @@ pub fn positions_at(sc: &Scenario, t: SimTime) -> Vec<Position> {
 /// Each flow's path at `t`: its route in force then (explicit, or a change
 /// of it), else the static shortest path over the initial transmission-range
 /// graph, as static routing computes it. None if there is no path.
-pub fn paths_at(sc: &Scenario, t: SimTime) -> Vec<Option<Vec<u32>>> {
+pub fn paths_at(sc: &ThrottleInput, t: SimTime) -> Vec<Option<Vec<u32>>> {
     let mut adj: Option<Vec<Vec<u32>>> = None;
     let mut bfs = Bfs::new(sc.positions.len());
     sc.flows
@@ -247,7 +284,7 @@ pub fn paths_at(sc: &Scenario, t: SimTime) -> Vec<Option<Vec<u32>>> {
 
 /// The max-min shares of the flows `active` at `t` (positions and routes at
 /// `t`), with each flow's rate limit and spacing from the Thr_max table.
-pub fn allocate(sc: &Scenario, cfg: &ThrottleConfig, t: SimTime, active: &[bool]) -> Vec<FlowShare> {
+pub fn allocate(sc: &ThrottleInput, cfg: &ThrottleConfig, t: SimTime, active: &[bool]) -> Vec<FlowShare> {
     let positions = positions_at(sc, t);
     let paths = paths_at(sc, t);
     let loaded: Vec<Option<Vec<u32>>> = paths
@@ -297,7 +334,9 @@ pub fn allocate(sc: &Scenario, cfg: &ThrottleConfig, t: SimTime, active: &[bool]
 pub struct SharesReport {
     /// Whether the sources shaped (`mac.queue = "throttle"` and `enforce`).
     pub shaping: bool,
+    /// The L-region radius used, metres.
     pub l_region_range_m: f64,
+    /// `recompute`: "once" or "on_change".
     pub recompute: String,
     /// Every hop count the flows take (initially and after route changes):
     /// the Thr_max entries shaping needs.
@@ -308,10 +347,11 @@ pub struct SharesReport {
     pub thr_max_missing: Vec<u32>,
     /// The L-regions: centre node id and the ids of the flows in it.
     pub regions: Vec<RegionReport>,
+    /// Per flow, its share and what follows from it.
     pub flows: Vec<FlowReport>,
     /// Every allocation the run applied, in time order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub updates: Vec<scheme::UpdateSummary>,
+    pub updates: Vec<UpdateSummary>,
     /// The unfairness index u of eq. (4) over the flows' `throughput_kbps`
     /// against Thr_opt (runs with two or more flows whose Thr_opt is known).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -326,52 +366,70 @@ impl SharesReport {
     }
 }
 
+/// One L-region: its centre and the flows that load it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct RegionReport {
+    /// The centre node's id.
     pub centre: i64,
+    /// The flows that load it.
     pub flows: Vec<u32>,
 }
 
+/// One flow's row of the report.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowReport {
+    /// The flow.
     pub id: u32,
+    /// Its source's id.
     pub src: i64,
+    /// Its destination's id.
     pub dst: i64,
+    /// Its path, node ids from source to destination.
     pub path: Vec<i64>,
+    /// Its hop count.
     pub hops: u32,
     /// Mean length of its hops, metres.
     pub mean_hop_m: Option<f64>,
+    /// Its MSS, bytes.
     pub mss_bytes: u32,
     /// φ as a number and exactly ("1/3").
     pub phi: Option<f64>,
+    /// φ as an exact fraction.
     pub phi_exact: Option<String>,
+    /// The iteration of §3.3 that assigned φ.
     pub iteration: u32,
     /// Centre ids of the L-regions the flow loads, and of its bottlenecks.
     pub regions: Vec<i64>,
+    /// Centres of its bottleneck L-regions (ids).
     pub bottleneck: Vec<i64>,
+    /// Thr_max for its hop count.
     pub thr_max_kbps: Option<f64>,
+    /// Eq. (2): its rate limit, kbit/s of payload.
     pub rate_kbps: Option<f64>,
+    /// Eq. (3): its spacing Δ, seconds.
     pub delta_s: Option<f64>,
     /// Its throughput alone, and its ideal φ · Thr_alone (§5.1.1).
     pub thr_alone_kbps: Option<f64>,
+    /// φ times its throughput alone: its optimum for u (eq. 4).
     pub thr_opt_kbps: Option<f64>,
 }
 
 impl SharesReport {
+    /// The report as one JSON object (`manetfair shares`).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("the shares report serialises")
     }
 }
 
 /// The report of one allocation (`shares` from `allocate`).
-pub fn report(sc: &Scenario, cfg: &ThrottleConfig, shares: &[FlowShare]) -> SharesReport {
+pub fn report(sc: &ThrottleInput, cfg: &ThrottleConfig, shares: &[FlowShare]) -> SharesReport {
     let id = |i: u32| sc.node_ids[i as usize];
     let positions = positions_at(sc, SimTime::ZERO);
     let mut centres: Vec<u32> = shares.iter().flat_map(|s| s.regions.iter().copied()).collect();
     centres.sort_unstable();
     centres.dedup();
     SharesReport {
-        shaping: sc.queue == crate::net::QueueKind::Throttle && cfg.enforce,
+        shaping: sc.shaping(cfg),
         l_region_range_m: cfg.l_region_m(&sc.radio),
         recompute: cfg.recompute.clone(),
         hops_needed: hops_needed(sc),
@@ -429,14 +487,14 @@ fn thr_alone(cfg: &ThrottleConfig, flow: usize, s: &FlowShare) -> Option<f64> {
 }
 
 /// The report with every flow active on its initial route (no run needed).
-pub fn static_report(sc: &Scenario) -> SharesReport {
-    let cfg = sc.throttle.clone().unwrap_or_default();
+pub fn static_report(sc: &ThrottleInput) -> SharesReport {
+    let cfg = sc.cfg.clone().unwrap_or_default();
     let all = vec![true; sc.flows.len()];
     report(sc, &cfg, &allocate(sc, &cfg, SimTime::ZERO, &all))
 }
 
 /// The instants at which some flow's path is set: the start and every route change.
-fn route_instants(sc: &Scenario) -> Vec<SimTime> {
+fn route_instants(sc: &ThrottleInput) -> Vec<SimTime> {
     let mut instants = vec![SimTime::ZERO];
     for f in &sc.flows {
         instants.extend(f.route_changes.iter().map(|c| c.0));
@@ -447,7 +505,7 @@ fn route_instants(sc: &Scenario) -> Vec<SimTime> {
 }
 
 /// Every hop count a flow's path has, initially or after a route change.
-pub fn hops_needed(sc: &Scenario) -> Vec<u32> {
+pub fn hops_needed(sc: &ThrottleInput) -> Vec<u32> {
     let mut hops: Vec<u32> = route_instants(sc)
         .into_iter()
         .flat_map(|t| paths_at(sc, t))
@@ -463,14 +521,30 @@ pub fn hops_needed(sc: &Scenario) -> Vec<u32> {
 /// Thr_max table lacks, when the sources shape: those flows cannot be
 /// given a rate limit and run unshaped (the summary lists them; the front
 /// door measures every missing entry before a run).
-pub fn missing_thr_max(sc: &Scenario) -> Vec<u32> {
-    match &sc.throttle {
-        Some(cfg) if sc.queue == crate::net::QueueKind::Throttle && cfg.enforce => hops_needed(sc)
+pub fn missing_thr_max(sc: &ThrottleInput) -> Vec<u32> {
+    match &sc.cfg {
+        Some(cfg) if sc.shaping(cfg) => hops_needed(sc)
             .into_iter()
             .filter(|&h| h > 0 && cfg.thr_max(h).is_none())
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// One (re)computation: per flow, its share, hops, rate limit and spacing
+/// (null for a flow not active then).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UpdateSummary {
+    /// When, seconds.
+    pub at_s: f64,
+    /// Each flow's share φ.
+    pub phi: Vec<Option<f64>>,
+    /// Each flow's hop count.
+    pub hops: Vec<Option<u32>>,
+    /// Each flow's rate limit, eq. (2).
+    pub rate_kbps: Vec<Option<f64>>,
+    /// Each flow's spacing Δ, eq. (3), seconds.
+    pub delta_s: Vec<Option<f64>>,
 }
 
 /// Eq. (3): the time `mss_bytes` of payload take at `rate_kbps`, to the nanosecond.

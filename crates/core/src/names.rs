@@ -68,31 +68,23 @@ pub fn deserialize<'de, T: Named, D: Deserializer<'de>>(d: D) -> Result<T, D::Er
 /// table of variants and their names.
 macro_rules! named {
     ($ty:ty, $what:literal, [$($var:expr => $name:literal),+ $(,)?]) => {
-        impl $crate::scenario::names::Named for $ty {
+        impl $crate::names::Named for $ty {
             const WHAT: &'static str = $what;
             const ALL: &'static [(Self, &'static str)] = &[$(($var, $name)),+];
         }
         impl serde::Serialize for $ty {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                $crate::scenario::names::serialize(self, s)
+                $crate::names::serialize(self, s)
             }
         }
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                $crate::scenario::names::deserialize(d)
+                $crate::names::deserialize(d)
             }
         }
     };
 }
 pub(crate) use named;
-
-// The core's own mode enums, named as the scenario file names them.
-named!(crate::net::QueueKind, "a queue discipline", [
-    crate::net::QueueKind::DropTail => "droptail",
-    crate::net::QueueKind::Red => "red",
-    crate::net::QueueKind::Nred => "nred",
-    crate::net::QueueKind::Throttle => "throttle",
-]);
 
 #[cfg(test)]
 mod tests {

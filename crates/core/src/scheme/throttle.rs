@@ -1,4 +1,4 @@
-//! Ingress throttling at the scheme seam (`scheme`): the shares are computed
+//! Ingress throttling (`net::throttle`) at the scheme seam: the shares are computed
 //! centrally from the true positions and routes, as the paper's simulations
 //! did ("information about the bottleneck C-load shares ... is available at
 //! sources", §5.1), and each source's spacing is set through the interface
@@ -10,16 +10,10 @@
 //! configure delay parameter of the scheduler according to the current
 //! network conditions").
 
-use super::{allocate, FlowShare, ThrottleConfig};
-use crate::mac::frame::Frame;
+use super::{Scheme, SchemeAction, View};
 use crate::metrics::summary::SchemeSections;
-use crate::net::packet::Packet;
-use crate::net::QueueKind;
-use crate::scenario::Scenario;
-use crate::scheme::{SchemeAction, View};
-use crate::stack::NodeStack;
+use crate::net::throttle::{allocate, report, FlowShare, ThrottleConfig, ThrottleInput, UpdateSummary};
 use crate::time::{Duration, SimTime};
-use serde::Serialize;
 
 /// Timer kinds.
 const CHANGE: u8 = 0;
@@ -28,8 +22,10 @@ const MOVED: u8 = 1;
 /// How often shares are checked while nodes move.
 const MOVE_CHECK: Duration = Duration::from_millis(1000);
 
+/// Ingress throttling over a run: its inputs, the instants it recomputes
+/// at and every allocation it applied.
 pub struct ThrottleScheme {
-    sc: Box<Scenario>,
+    sc: Box<ThrottleInput>,
     cfg: ThrottleConfig,
     /// Whether sources shape (`mac.queue = "throttle"` and `enforce`).
     shaping: bool,
@@ -41,9 +37,10 @@ pub struct ThrottleScheme {
 }
 
 impl ThrottleScheme {
-    pub fn for_scenario(sc: &Scenario) -> Option<Self> {
-        let cfg = sc.throttle.clone()?;
-        let shaping = sc.queue == QueueKind::Throttle && cfg.enforce;
+    /// Throttling over `sc`, if the run has a `[throttle]` table.
+    pub fn new(sc: ThrottleInput) -> Option<Self> {
+        let cfg = sc.cfg.clone()?;
+        let shaping = sc.shaping(&cfg);
         let mut changes: Vec<SimTime> = Vec::new();
         if cfg.on_change() {
             for f in &sc.flows {
@@ -57,7 +54,7 @@ impl ThrottleScheme {
         }
         let moving = cfg.on_change() && sc.trajectories.iter().flatten().any(|t| !t.is_static());
         Some(ThrottleScheme {
-            sc: Box::new(sc.clone()),
+            sc: Box::new(sc),
             cfg,
             shaping,
             changes,
@@ -68,45 +65,6 @@ impl ThrottleScheme {
 
     fn active_at(&self, t: SimTime) -> Vec<bool> {
         self.sc.flows.iter().map(|f| f.start <= t && t < f.stop).collect()
-    }
-
-    /// The first allocation, before any packet is sent. Under "on_change"
-    /// every flow's spacing is that of the allocation at its own start, so
-    /// that its first packet is already shaped.
-    pub fn start(&mut self, out: &mut Vec<SchemeAction>) {
-        if !self.cfg.on_change() {
-            let all = vec![true; self.sc.flows.len()];
-            let shares = allocate(&self.sc, &self.cfg, SimTime::ZERO, &all);
-            self.apply(SimTime::ZERO, shares, out, |_| true);
-            return;
-        }
-        let at_zero = allocate(&self.sc, &self.cfg, SimTime::ZERO, &self.active_at(SimTime::ZERO));
-        for (f, spec) in self.sc.flows.iter().enumerate() {
-            if spec.start > SimTime::ZERO {
-                let later = allocate(&self.sc, &self.cfg, spec.start, &self.active_at(spec.start));
-                self.shape(f, &later[f], out);
-            }
-        }
-        self.apply(SimTime::ZERO, at_zero, out, |s| s.active);
-        for &t in &self.changes {
-            out.push(timer(CHANGE, t));
-        }
-        if self.moving {
-            out.push(timer(MOVED, SimTime::ZERO + MOVE_CHECK));
-        }
-    }
-
-    pub fn on_timer(&mut self, now: SimTime, _node: u32, kind: u8, _view: &View, out: &mut Vec<SchemeAction>) {
-        let shares = allocate(&self.sc, &self.cfg, now, &self.active_at(now));
-        if kind == MOVED {
-            if now + MOVE_CHECK < self.sc.duration {
-                out.push(timer(MOVED, now + MOVE_CHECK));
-            }
-            if self.updates.last().is_some_and(|(_, last)| same_shares(last, &shares)) {
-                return;
-            }
-        }
-        self.apply(now, shares, out, |s| s.active);
     }
 
     /// Sets the spacing of every flow `which` selects, and records the allocation.
@@ -137,11 +95,52 @@ impl ThrottleScheme {
             });
         }
     }
+}
 
-    pub fn summary(&self, throughput_kbps: &[f64], out: &mut SchemeSections) {
+impl Scheme for ThrottleScheme {
+    /// The first allocation, before any packet is sent. Under "on_change"
+    /// every flow's spacing is that of the allocation at its own start, so
+    /// that its first packet is already shaped.
+    fn start(&mut self, out: &mut Vec<SchemeAction>) {
+        if !self.cfg.on_change() {
+            let all = vec![true; self.sc.flows.len()];
+            let shares = allocate(&self.sc, &self.cfg, SimTime::ZERO, &all);
+            self.apply(SimTime::ZERO, shares, out, |_| true);
+            return;
+        }
+        let at_zero = allocate(&self.sc, &self.cfg, SimTime::ZERO, &self.active_at(SimTime::ZERO));
+        for (f, spec) in self.sc.flows.iter().enumerate() {
+            if spec.start > SimTime::ZERO {
+                let later = allocate(&self.sc, &self.cfg, spec.start, &self.active_at(spec.start));
+                self.shape(f, &later[f], out);
+            }
+        }
+        self.apply(SimTime::ZERO, at_zero, out, |s| s.active);
+        for &t in &self.changes {
+            out.push(timer(CHANGE, t));
+        }
+        if self.moving {
+            out.push(timer(MOVED, SimTime::ZERO + MOVE_CHECK));
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, _node: u32, kind: u8, _view: &View, out: &mut Vec<SchemeAction>) {
+        let shares = allocate(&self.sc, &self.cfg, now, &self.active_at(now));
+        if kind == MOVED {
+            if now + MOVE_CHECK < self.sc.duration {
+                out.push(timer(MOVED, now + MOVE_CHECK));
+            }
+            if self.updates.last().is_some_and(|(_, last)| same_shares(last, &shares)) {
+                return;
+            }
+        }
+        self.apply(now, shares, out, |s| s.active);
+    }
+
+    fn summary(&self, _view: &View, throughput_kbps: &[f64], out: &mut SchemeSections) {
         let all = vec![true; self.sc.flows.len()];
         let shares = allocate(&self.sc, &self.cfg, SimTime::ZERO, &all);
-        let mut s = super::report(&self.sc, &self.cfg, &shares);
+        let mut s = report(&self.sc, &self.cfg, &shares);
         s.shaping = self.shaping;
         s.set_unfairness(throughput_kbps);
         s.updates = self
@@ -155,24 +154,9 @@ impl ThrottleScheme {
                 delta_s: shares.iter().map(|s| s.delta.map(|d| d.as_secs_f64())).collect(),
             })
             .collect();
+        out.set_maxmin_unfairness(s.u);
         out.push("throttle", &s);
     }
-
-    // The other seams: nothing to do.
-    pub fn on_medium_edge(&mut self, _: SimTime, _: u32, _: bool, _: &NodeStack) {}
-    pub fn on_decoded(&mut self, _: SimTime, _: u32, _: &Frame) {}
-    pub fn on_overheard(&mut self, _: SimTime, _: u32, _: &Frame, _: Option<&Packet>) {}
-    pub fn on_control(&mut self, _: SimTime, _: u32, _: u32, _: &Packet) {}
-    pub fn admit_outgoing(&mut self, _: SimTime, _: u32, _: &Packet) -> bool {
-        false
-    }
-    pub fn admit_incoming(&mut self, _: SimTime, _: u32, _: &Packet) -> bool {
-        false
-    }
-    pub fn on_tx_failed(&mut self, _: SimTime, _: u32, _: &Packet) -> bool {
-        false
-    }
-    pub fn on_bin(&mut self, _: SimTime, _: &View) {}
 }
 
 fn same_shares(a: &[FlowShare], b: &[FlowShare]) -> bool {
@@ -186,15 +170,4 @@ fn timer(kind: u8, at: SimTime) -> SchemeAction {
         kind,
         at,
     }
-}
-
-/// One (re)computation: per flow, its share, hops, rate limit and spacing
-/// (null for a flow not active then).
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct UpdateSummary {
-    pub at_s: f64,
-    pub phi: Vec<Option<f64>>,
-    pub hops: Vec<Option<u32>>,
-    pub rate_kbps: Vec<Option<f64>>,
-    pub delta_s: Vec<Option<f64>>,
 }

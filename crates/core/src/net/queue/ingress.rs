@@ -23,8 +23,8 @@
 //! logical queue and delay): each shaped flow has its own FIFO and Δ, and
 //! the local class shares one capacity.
 
+use super::entry::{Queued, Select};
 use crate::net::packet::DropCause;
-use crate::net::queue::{Queued, Select};
 use crate::time::{Duration, SimTime};
 use std::collections::VecDeque;
 
@@ -40,7 +40,9 @@ pub enum Spacing {
 }
 
 impl Spacing {
+    /// The names of `throttle.spacing`.
     pub const NAMES: &'static [&'static str] = &["eligibility", "departure"];
+    /// The spacing named `s`, if any.
     pub fn parse(s: &str) -> Option<Spacing> {
         match s {
             "eligibility" => Some(Spacing::Eligibility),
@@ -85,6 +87,7 @@ pub struct Ingress {
 }
 
 impl Ingress {
+    /// An empty scheduler: `local_capacity` packets for the local class.
     pub fn new(local_capacity: usize, spacing: Spacing) -> Self {
         Ingress {
             local_capacity,
@@ -100,6 +103,7 @@ impl Ingress {
         self.local_len
     }
 
+    /// Whether no packet waits in either stage.
     pub fn is_empty(&self) -> bool {
         self.local_len == 0
     }
@@ -203,6 +207,7 @@ impl Ingress {
             .min()
     }
 
+    /// Every packet it holds: unshaped local, shaped local, forward.
     pub fn iter(&self) -> impl Iterator<Item = &Queued> {
         self.unshaped
             .iter()

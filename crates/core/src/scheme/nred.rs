@@ -1,19 +1,18 @@
-//! Neighborhood RED at the scheme seams (`scheme`): radio edges and
+//! Neighborhood RED (`net::nred`) at the scheme seams: radio edges and
 //! receptions feed detection, timers drive detection and notification, NCN
 //! packets enter the ledger as control packets, and the distributed drop
 //! decides at admission, on both sides. Also the trace of Figures 6-7: the
 //! real neighborhood queue of one node beside NRED's estimate.
 
-use super::{ncn::Blocked, Nred, NCN_BYTES};
+use super::{Scheme, SchemeAction, View};
 use crate::engine::{stream, Purpose};
 use crate::mac::frame::{Frame, BROADCAST};
 use crate::mac::FrameKind;
 use crate::metrics::summary::{NeighborhoodSummary, NeighborhoodTrace, NredSummary, SchemeSections, Traces};
+use crate::net::nred::ncn::Blocked;
+use crate::net::nred::{Nred, NredConfig, NCN_BYTES};
 use crate::net::packet::{Body, Packet, PacketKind, NO_FLOW};
 use crate::net::routing::DEFAULT_TTL;
-use crate::net::QueueKind;
-use crate::scenario::Scenario;
-use crate::scheme::{SchemeAction, View};
 use crate::stack::NodeStack;
 use crate::time::{Duration, SimTime};
 use rand::Rng;
@@ -23,6 +22,23 @@ use rand_pcg::Pcg64Mcg;
 /// 5.1 runs every T_NCN.
 const INTERVAL: u8 = 0;
 const NCN: u8 = 1;
+
+/// What NRED is built from.
+#[derive(Clone, Debug)]
+pub struct NredSetup {
+    /// `[nred]`.
+    pub cfg: NredConfig,
+    /// Whether every node acts (`mac.queue = "nred"`), or NRED only
+    /// estimates at the traced node.
+    pub active: bool,
+    /// The node whose neighborhood queue is traced: its internal index and
+    /// its id in the scenario (`trace.neighborhood_node`).
+    pub traced: Option<(u32, i64)>,
+    /// How many nodes the run has.
+    pub nodes: usize,
+    /// The run's seed.
+    pub seed: u64,
+}
 
 /// NRED on every node (`mac.queue = "nred"`), or only estimating at the
 /// traced node under another queue discipline.
@@ -49,191 +65,34 @@ struct NeighborhoodProbe {
 }
 
 impl NredScheme {
-    /// NRED for `sc`, if it uses it or traces a neighborhood.
-    pub fn for_scenario(sc: &Scenario) -> Option<Self> {
-        let active = sc.queue == QueueKind::Nred;
-        if !active && sc.neighborhood_node.is_none() {
+    /// NRED as `s` sets it up, if it acts or traces a neighborhood.
+    pub fn new(s: NredSetup) -> Option<Self> {
+        let active = s.active;
+        if !active && s.traced.is_none() {
             return None;
         }
-        let n = sc.positions.len();
+        let n = s.nodes;
         let agents = (0..n)
             .map(|i| {
-                (active || sc.neighborhood_node == Some(i as u32))
-                    .then(|| Box::new(Nred::new(sc.nred.clone(), stream(sc.seed, i as u64, Purpose::Queue))))
+                (active || s.traced.map(|(node, _)| node) == Some(i as u32))
+                    .then(|| Box::new(Nred::new(s.cfg.clone(), stream(s.seed, i as u64, Purpose::Queue))))
             })
             .collect();
         Some(NredScheme {
             agents,
             active,
-            rngs: (0..n).map(|i| stream(sc.seed, i as u64, Purpose::Scheme)).collect(),
+            rngs: (0..n).map(|i| stream(s.seed, i as u64, Purpose::Scheme)).collect(),
             ncn_bytes: 0,
-            neighborhood: sc.neighborhood_node.map(|node| NeighborhoodProbe {
+            neighborhood: s.traced.map(|(node, _)| NeighborhoodProbe {
                 node,
                 ..Default::default()
             }),
-            trace: sc.neighborhood_node.map(|node| NeighborhoodTrace {
-                node: sc.node_ids[node as usize],
+            trace: s.traced.map(|(_, id)| NeighborhoodTrace {
+                node: id,
                 ..Default::default()
             }),
-            w_q: sc.nred.w_q,
+            w_q: s.cfg.w_q,
         })
-    }
-
-    /// The first ticks of every node with an agent. NCN ticks start at a
-    /// random phase within T_NCN so that nodes do not notify in step.
-    pub fn start(&mut self, out: &mut Vec<SchemeAction>) {
-        for (i, a) in self.agents.iter().enumerate() {
-            let Some(a) = a else { continue };
-            let node = i as u32;
-            let phase = self.rngs[i].gen_range(1..=a.t_ncn().as_nanos().max(1));
-            out.push(timer(node, INTERVAL, SimTime::ZERO + a.t_interval()));
-            if self.active {
-                out.push(timer(node, NCN, SimTime(phase)));
-            }
-        }
-    }
-
-    pub fn on_medium_edge(&mut self, now: SimTime, node: u32, busy: bool, stack: &NodeStack) {
-        if let Some(a) = self.agents[node as usize].as_mut() {
-            let nav = stack.mac.nav().busy_time(now);
-            if busy {
-                a.handle_medium_busy(now, nav);
-            } else {
-                a.handle_medium_idle(now, nav);
-            }
-        }
-    }
-
-    /// Receiving time if the frame was for this node, and its transmitter
-    /// is a neighbour if it was an RTS or DATA (CTS and ACK frames carry no
-    /// transmitter address).
-    pub fn on_decoded(&mut self, now: SimTime, node: u32, frame: &Frame) {
-        if let Some(a) = self.agents[node as usize].as_mut() {
-            if frame.rx == node || frame.rx == BROADCAST {
-                a.handle_rx_airtime(frame.airtime());
-            }
-            if matches!(frame.kind, FrameKind::Rts | FrameKind::Data) {
-                a.handle_heard(now, frame.tx);
-            }
-        }
-    }
-
-    /// The promiscuous hook: an overheard data frame may carry an NCN.
-    pub fn on_overheard(&mut self, now: SimTime, node: u32, frame: &Frame, packet: Option<&Packet>) {
-        if let Some(p) = packet {
-            self.on_control(now, node, frame.tx, p);
-        }
-    }
-
-    /// An NCN decoded at `node` from `from`, addressed to it or overheard.
-    pub fn on_control(&mut self, now: SimTime, node: u32, from: u32, packet: &Packet) {
-        let Body::Ncn { npb_bits, lifetime_ms } = packet.body else {
-            return;
-        };
-        if let Some(a) = self.agents[node as usize].as_mut() {
-            let life = Duration::from_millis(lifetime_ms as u64);
-            a.handle_ncn(now, from, f32::from_bits(npb_bits) as f64, life);
-        }
-    }
-
-    /// Algorithm 5.2, outgoing side: a data packet about to enter the
-    /// interface queue. Returns true if it is dropped.
-    pub fn admit_outgoing(&mut self, now: SimTime, node: u32, p: &Packet) -> bool {
-        let Some(a) = self.agents[node as usize].as_mut() else {
-            return false;
-        };
-        if p.kind != PacketKind::Data {
-            return false;
-        }
-        a.handle_flow_packet(now);
-        self.active && a.outgoing_drop(now)
-    }
-
-    /// Algorithm 5.2, incoming side: a data packet received from a
-    /// neighbour. Returns true if it is dropped.
-    pub fn admit_incoming(&mut self, now: SimTime, node: u32, p: &Packet) -> bool {
-        let Some(a) = self.agents[node as usize].as_mut() else {
-            return false;
-        };
-        if p.kind != PacketKind::Data {
-            return false;
-        }
-        a.handle_flow_packet(now);
-        self.active && a.incoming_drop(now, p.dst != node)
-    }
-
-    /// A MAC failure of an NCN: the notification is simply lost.
-    pub fn on_tx_failed(&mut self, _now: SimTime, _node: u32, p: &Packet) -> bool {
-        matches!(p.body, Body::Ncn { .. })
-    }
-
-    pub fn on_timer(&mut self, now: SimTime, node: u32, kind: u8, view: &View, out: &mut Vec<SchemeAction>) {
-        let Some(a) = self.agents[node as usize].as_mut() else {
-            return;
-        };
-        if kind == INTERVAL {
-            let n = &view.nodes[node as usize];
-            let tx = n.radio.time_in(crate::phy::radio::RadioState::Transmitting, now);
-            a.handle_interval(now, tx, n.mac.nav().busy_time(now));
-            let next = now + a.t_interval();
-            if next < view.end {
-                out.push(timer(node, INTERVAL, next));
-            }
-            if self.neighborhood.as_ref().is_some_and(|p| p.node == node) {
-                self.neighborhood_sample(view);
-            }
-            return;
-        }
-        // Condition (ii): a transport connection of the node is open.
-        let endpoint = view
-            .flows
-            .iter()
-            .any(|f| (f.src == node || f.dst == node) && f.start <= now && now < f.stop);
-        let res = a.handle_ncn_timer(now, endpoint);
-        let next = now + a.t_ncn();
-        if next < view.end {
-            out.push(timer(node, NCN, next));
-        }
-        let Ok(ncn) = res else { return };
-        let lifetime_ms = (ncn.lifetime.as_nanos() / 1_000_000) as u32;
-        self.ncn_bytes += NCN_BYTES as u64;
-        out.push(SchemeAction::Send {
-            node,
-            next_hop: ncn.to,
-            packet: Packet {
-                uid: 0,
-                kind: PacketKind::Control,
-                flow: NO_FLOW,
-                src: node,
-                dst: ncn.to,
-                bytes: NCN_BYTES,
-                payload_bytes: 0,
-                created: now,
-                ttl: DEFAULT_TTL,
-                hops: 0,
-                ff_run: 0,
-                body: Body::Ncn {
-                    npb_bits: (ncn.normalized_pb as f32).to_bits(),
-                    lifetime_ms,
-                },
-            },
-        });
-    }
-
-    /// At the end of a trace bin: the estimate and the real queue.
-    pub fn on_bin(&mut self, _now: SimTime, _view: &View) {
-        let Some(p) = self.neighborhood.as_mut() else { return };
-        let est = self.agents[p.node as usize]
-            .as_ref()
-            .map(|a| a.ncd().avg)
-            .unwrap_or(0.0);
-        let t = self.trace.as_mut().expect("neighborhood trace");
-        t.estimate_avg.push(est);
-        t.real_avg.push(p.real_avg);
-        t.real_pkts
-            .push(if p.samples > 0 { p.sum / p.samples as f64 } else { 0.0 });
-        p.sum = 0.0;
-        p.samples = 0;
     }
 
     fn neighborhood_sample(&mut self, view: &View) {
@@ -242,19 +101,6 @@ impl NredScheme {
         p.real_avg = (1.0 - self.w_q) * p.real_avg + self.w_q * q;
         p.sum += q;
         p.samples += 1;
-    }
-
-    pub fn summary(&self, view: &View, out: &mut SchemeSections) {
-        if self.active {
-            out.push("nred", &self.nred_summary());
-        }
-        if let Some(s) = self.neighborhood_summary(view) {
-            out.push("neighborhood", &s);
-        }
-    }
-
-    pub fn traces(&self, out: &mut Traces) {
-        out.neighborhood = self.trace.clone();
     }
 
     fn nred_summary(&self) -> NredSummary {
@@ -318,6 +164,184 @@ impl NredScheme {
             mean_estimate: mean(&est),
             mean_real: mean(&real),
         })
+    }
+}
+
+impl Scheme for NredScheme {
+    /// NRED hears data frames for other stations: its neighborhood queue
+    /// counts them (Xu et al. §4).
+    fn wants_overheard(&self) -> bool {
+        true
+    }
+
+    /// The first ticks of every node with an agent. NCN ticks start at a
+    /// random phase within T_NCN so that nodes do not notify in step.
+    fn start(&mut self, out: &mut Vec<SchemeAction>) {
+        for (i, a) in self.agents.iter().enumerate() {
+            let Some(a) = a else { continue };
+            let node = i as u32;
+            let phase = self.rngs[i].gen_range(1..=a.t_ncn().as_nanos().max(1));
+            out.push(timer(node, INTERVAL, SimTime::ZERO + a.t_interval()));
+            if self.active {
+                out.push(timer(node, NCN, SimTime(phase)));
+            }
+        }
+    }
+
+    fn on_medium_edge(&mut self, now: SimTime, node: u32, busy: bool, stack: &NodeStack) {
+        if let Some(a) = self.agents[node as usize].as_mut() {
+            let nav = stack.mac.nav().busy_time(now);
+            if busy {
+                a.handle_medium_busy(now, nav);
+            } else {
+                a.handle_medium_idle(now, nav);
+            }
+        }
+    }
+
+    /// Receiving time if the frame was for this node, and its transmitter
+    /// is a neighbour if it was an RTS or DATA (CTS and ACK frames carry no
+    /// transmitter address).
+    fn on_decoded(&mut self, now: SimTime, node: u32, frame: &Frame) {
+        if let Some(a) = self.agents[node as usize].as_mut() {
+            if frame.rx == node || frame.rx == BROADCAST {
+                a.handle_rx_airtime(frame.airtime());
+            }
+            if matches!(frame.kind, FrameKind::Rts | FrameKind::Data) {
+                a.handle_heard(now, frame.tx);
+            }
+        }
+    }
+
+    /// The promiscuous hook: an overheard data frame may carry an NCN.
+    fn on_overheard(&mut self, now: SimTime, node: u32, frame: &Frame, packet: Option<&Packet>) {
+        if let Some(p) = packet {
+            self.on_control(now, node, frame.tx, p);
+        }
+    }
+
+    /// An NCN decoded at `node` from `from`, addressed to it or overheard.
+    fn on_control(&mut self, now: SimTime, node: u32, from: u32, packet: &Packet) {
+        let Body::Ncn { npb_bits, lifetime_ms } = packet.body else {
+            return;
+        };
+        if let Some(a) = self.agents[node as usize].as_mut() {
+            let life = Duration::from_millis(lifetime_ms as u64);
+            a.handle_ncn(now, from, f32::from_bits(npb_bits) as f64, life);
+        }
+    }
+
+    /// Algorithm 5.2, outgoing side: a data packet about to enter the
+    /// interface queue. Returns true if it is dropped.
+    fn admit_outgoing(&mut self, now: SimTime, node: u32, p: &Packet) -> bool {
+        let Some(a) = self.agents[node as usize].as_mut() else {
+            return false;
+        };
+        if p.kind != PacketKind::Data {
+            return false;
+        }
+        a.handle_flow_packet(now);
+        self.active && a.outgoing_drop(now)
+    }
+
+    /// Algorithm 5.2, incoming side: a data packet received from a
+    /// neighbour. Returns true if it is dropped.
+    fn admit_incoming(&mut self, now: SimTime, node: u32, p: &Packet) -> bool {
+        let Some(a) = self.agents[node as usize].as_mut() else {
+            return false;
+        };
+        if p.kind != PacketKind::Data {
+            return false;
+        }
+        a.handle_flow_packet(now);
+        self.active && a.incoming_drop(now, p.dst != node)
+    }
+
+    /// A MAC failure of an NCN: the notification is simply lost.
+    fn on_tx_failed(&mut self, _now: SimTime, _node: u32, p: &Packet) -> bool {
+        matches!(p.body, Body::Ncn { .. })
+    }
+
+    fn on_timer(&mut self, now: SimTime, node: u32, kind: u8, view: &View, out: &mut Vec<SchemeAction>) {
+        let Some(a) = self.agents[node as usize].as_mut() else {
+            return;
+        };
+        if kind == INTERVAL {
+            let n = &view.nodes[node as usize];
+            let tx = n.radio.time_in(crate::phy::radio::RadioState::Transmitting, now);
+            a.handle_interval(now, tx, n.mac.nav().busy_time(now));
+            let next = now + a.t_interval();
+            if next < view.end {
+                out.push(timer(node, INTERVAL, next));
+            }
+            if self.neighborhood.as_ref().is_some_and(|p| p.node == node) {
+                self.neighborhood_sample(view);
+            }
+            return;
+        }
+        // Condition (ii): a transport connection of the node is open.
+        let endpoint = view
+            .flows
+            .iter()
+            .any(|f| (f.src == node || f.dst == node) && f.start <= now && now < f.stop);
+        let res = a.handle_ncn_timer(now, endpoint);
+        let next = now + a.t_ncn();
+        if next < view.end {
+            out.push(timer(node, NCN, next));
+        }
+        let Ok(ncn) = res else { return };
+        let lifetime_ms = (ncn.lifetime.as_nanos() / 1_000_000) as u32;
+        self.ncn_bytes += NCN_BYTES as u64;
+        out.push(SchemeAction::Send {
+            node,
+            next_hop: ncn.to,
+            packet: Packet {
+                uid: 0,
+                kind: PacketKind::Control,
+                flow: NO_FLOW,
+                src: node,
+                dst: ncn.to,
+                bytes: NCN_BYTES,
+                payload_bytes: 0,
+                created: now,
+                ttl: DEFAULT_TTL,
+                hops: 0,
+                ff_run: 0,
+                body: Body::Ncn {
+                    npb_bits: (ncn.normalized_pb as f32).to_bits(),
+                    lifetime_ms,
+                },
+            },
+        });
+    }
+
+    /// At the end of a trace bin: the estimate and the real queue.
+    fn on_bin(&mut self, _now: SimTime, _view: &View) {
+        let Some(p) = self.neighborhood.as_mut() else { return };
+        let est = self.agents[p.node as usize]
+            .as_ref()
+            .map(|a| a.ncd().avg)
+            .unwrap_or(0.0);
+        let t = self.trace.as_mut().expect("neighborhood trace");
+        t.estimate_avg.push(est);
+        t.real_avg.push(p.real_avg);
+        t.real_pkts
+            .push(if p.samples > 0 { p.sum / p.samples as f64 } else { 0.0 });
+        p.sum = 0.0;
+        p.samples = 0;
+    }
+
+    fn summary(&self, view: &View, _throughput_kbps: &[f64], out: &mut SchemeSections) {
+        if self.active {
+            out.push("nred", &self.nred_summary());
+        }
+        if let Some(s) = self.neighborhood_summary(view) {
+            out.push("neighborhood", &s);
+        }
+    }
+
+    fn traces(&self, out: &mut Traces) {
+        out.neighborhood = self.trace.clone();
     }
 }
 

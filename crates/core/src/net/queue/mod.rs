@@ -3,7 +3,7 @@
 //! ns-2's priority interface queue). The discipline decides admission and
 //! order: DropTail, or RED (`net/red.rs`); NRED's drop is a scheme at the
 //! admission seam (`scheme`) over a DropTail queue. The ingress-throttling
-//! scheduler of Osipov and Tschudin (`net/throttle/ingress.rs`) keeps the
+//! scheduler of Osipov and Tschudin (`ingress.rs`) keeps the
 //! packets this node originated apart from forwarded ones and spaces its
 //! shaped flows; OPET's per-flow queues plug in as a further variant.
 //!
@@ -19,29 +19,21 @@
 //! by a negative CTS. A block ends when lifted or at its timeout, which
 //! `poll_timeout` reports so that the MAC is fed again then.
 
+mod entry;
+pub mod ingress;
+
 use super::packet::DropCause;
 use super::red::Red;
-use super::throttle::ingress::{Ingress, Spacing};
 use crate::mac::opet::Scheduler;
 use crate::time::{Duration, SimTime};
+pub use entry::{Queued, Select};
+use ingress::{Ingress, Spacing};
 use std::collections::VecDeque;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Queued {
-    pub packet: u32,
-    pub next_hop: u32,
-    pub bytes: u32,
-    pub control: bool,
-    /// The packet's flow (`NO_FLOW` for routing and control packets).
-    pub flow: u32,
-    /// Originated at this node (its source address is the node's own).
-    pub local: bool,
-    /// OPET's flow label: the flow and its direction (None: no flow).
-    pub label: Option<u32>,
-}
-
+/// The interface queue's discipline (`mac.queue`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueKind {
+    /// One drop-tail FIFO (ns-2's priority queue without RED).
     DropTail,
     /// Floyd & Jacobson's RED on this queue (`[red]`, net/red.rs).
     Red,
@@ -53,8 +45,17 @@ pub enum QueueKind {
     Throttle,
 }
 
+crate::names::named!(QueueKind, "a queue discipline", [
+    QueueKind::DropTail => "droptail",
+    QueueKind::Red => "red",
+    QueueKind::Nred => "nred",
+    QueueKind::Throttle => "throttle",
+]);
+
 impl QueueKind {
+    /// Every discipline's name.
     pub const NAMES: &'static [&'static str] = &["droptail", "red", "nred", "throttle"];
+    /// The discipline named `s`, if any.
     pub fn parse(s: &str) -> Option<QueueKind> {
         match s {
             "droptail" => Some(QueueKind::DropTail),
@@ -62,44 +63,6 @@ impl QueueKind {
             "nred" => Some(QueueKind::Nred),
             "throttle" => Some(QueueKind::Throttle),
             _ => None,
-        }
-    }
-}
-
-/// Which packet the MAC may take next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Select<'a> {
-    /// The head of the queue (control first).
-    Any,
-    /// The first packet for this next hop only (quick-exchange's reverse
-    /// packet, Berger et al.).
-    NextHop(u32),
-    /// The first packet for this next hop of at most this many bytes
-    /// (quick-exchange's reverse packet under its size cap).
-    NextHopUpTo(u32, u32),
-    /// The first packet of a flow not in this list (OPET: flows blocked by
-    /// a negative CTS).
-    NotFlows(&'a [u32]),
-    /// This packet, wherever it is (fast-forward's packet to relay).
-    Packet(u32),
-    /// The first packet of this flow label for this next hop (OPET's
-    /// answer to a ready-to-receive frame).
-    Label(u32, u32),
-    /// The first packet of this flow for this next hop (fast-forward's
-    /// flow policy, Berger et al. §3.2).
-    Flow(u32, u32),
-}
-
-impl Select<'_> {
-    pub(crate) fn admits(&self, q: &Queued) -> bool {
-        match *self {
-            Select::Any => true,
-            Select::NextHop(h) => q.next_hop == h,
-            Select::NextHopUpTo(h, max) => q.next_hop == h && q.bytes <= max,
-            Select::NotFlows(blocked) => !blocked.contains(&q.flow),
-            Select::Packet(p) => q.packet == p,
-            Select::Label(l, h) => q.label == Some(l) && q.next_hop == h,
-            Select::Flow(f, h) => q.flow == f && q.next_hop == h,
         }
     }
 }
@@ -112,6 +75,7 @@ enum Discipline {
     Throttle(Box<Ingress>),
 }
 
+/// A node's interface queue: control packets ahead of data, and the data under its discipline.
 pub struct InterfaceQueue {
     kind: QueueKind,
     capacity: usize,
@@ -161,6 +125,7 @@ fn key(q: &Queued) -> u64 {
 }
 
 impl InterfaceQueue {
+    /// A `kind` queue of `capacity` packets (DropTail or NRED's DropTail).
     pub fn new(kind: QueueKind, capacity: usize) -> Self {
         InterfaceQueue {
             kind,
@@ -376,14 +341,17 @@ impl InterfaceQueue {
         }
     }
 
+    /// The discipline's kind.
     pub fn kind(&self) -> QueueKind {
         self.kind
     }
 
+    /// Packets held, control and data.
     pub fn len(&self) -> usize {
         self.control.len() + self.data.len() + self.local_len()
     }
 
+    /// Whether it holds nothing.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
