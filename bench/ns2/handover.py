@@ -209,8 +209,10 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 
 def table(rows: Sequence[Json]) -> str:
-    """Per simulator: the mean phase throughputs, and per change the mean stuck packets,
-    the mean and median stall and the seconds per stuck packet."""
+    """Per simulator: the mean phase throughputs, and per change "stuck, stall mean /
+    median, seconds per stuck packet" (the mean stuck packets per run; the stall's
+    mean and median; the stalls of the runs that strand something over their stuck
+    packets)."""
     out: list[str] = []
     for sim in SIMULATORS:
         mine = [r for r in rows if r["simulator"] == sim]
@@ -220,8 +222,7 @@ def table(rows: Sequence[Json]) -> str:
             if not out:
                 phases = " | ".join(f"phase {j + 1}" for j in range(len(flow["kbps"])))
                 per = " | ".join(
-                    f"change {j + 1}: stuck, stall mean / median, s per stuck packet"
-                    for j in range(len(flow["changes"]))
+                    f"change {j + 1} ({c['at_s']:g} s)" for j, c in enumerate(flow["changes"])
                 )
                 out.append(f"| simulator (flow, seeds) | {phases} | {per} |")
                 out.append("|" + " --- |" * (1 + len(flow["kbps"]) + len(flow["changes"])))
