@@ -18,9 +18,10 @@ new route or not. This counts, per run and per change of the source's route:
     python3 bench/ns2/handover.py run throttle-table1 [--variant throttle=off] [--seeds 40]
     python3 bench/ns2/handover.py table throttle-table1
 
-``run`` writes ``results/handover-<experiment>.jsonl``: one line per simulator
-(ns-2.35; manetfair under each platform) and seed. ``table`` prints the means as
-a Markdown table.
+``run`` writes ``results/handover-<experiment>.jsonl``: one line per variant,
+simulator (ns-2.35, where it can run the variant; manetfair under each platform)
+and seed, keeping the other variants' lines. ``table`` prints the means as a
+Markdown table per variant.
 """
 
 from __future__ import annotations
@@ -194,18 +195,34 @@ def cmd_run(args: argparse.Namespace) -> None:
     sc = claim_values.canonical(exp, chosen[0])
     if not changes(sc):
         sys.exit(f"{exp.id}: no flow has route_changes")
-    lines = []
+    sims = list(SIMULATORS)
+    try:
+        ns2tcl.script(sc, seed=1, agent_lib=claim_values.AGENT_LIB)
+    except ns2tcl.Unsupported as exc:
+        print(f"{exp.id} {chosen[0]}: not run in ns-2.35: {exc}", flush=True)
+        sims.remove("ns-2.35")
+    new = []
     for seed in range(1, args.seeds + 1):
-        for sim in SIMULATORS:
+        for sim in sims:
             if sim == "ns-2.35":
                 flows = run_ns2(sc, seed)
             else:
                 flows = run_manetfair(exp, chosen[0], sc, seed, sim.split()[1])
             line = {"experiment": exp.id, "variant": chosen[0], "simulator": sim, "seed": seed,
                     "scenario": claim_values.scenario_hash(sc), "flows": flows}  # fmt: skip
-            lines.append(json.dumps(line, sort_keys=True))
-            print(lines[-1], flush=True)
-    results_path(exp.id).write_text("\n".join(lines) + "\n")
+            new.append(line)
+            print(json.dumps(line, sort_keys=True), flush=True)
+    # The other variants' stored runs are kept.
+    kept = [r for r in load(exp.id) if r["variant"] != chosen[0]]
+    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in kept + new)
+    results_path(exp.id).write_text(text)
+
+
+def load(exp_id: str) -> list[Json]:
+    path = results_path(exp_id)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line]
 
 
 def table(rows: Sequence[Json]) -> str:
@@ -246,9 +263,14 @@ def table(rows: Sequence[Json]) -> str:
 
 
 def cmd_table(args: argparse.Namespace) -> None:
-    path = results_path(args.experiment)
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line]
-    print(table(rows))
+    rows = load(args.experiment)
+    variants: list[Json] = []
+    for r in rows:
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+    for v in variants:
+        print(", ".join(f"{k} = {x}" for k, x in v.items()) + ":\n")
+        print(table([r for r in rows if r["variant"] == v]) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -72,3 +72,27 @@ def test_the_table_gives_means_per_simulator() -> None:
     lines = text.splitlines()
     assert lines[2] == "| ns-2.35 (flow 3, 2) | 150 | 250 | 1.00, 5.5 / 5.5 s, 5.0 |"
     assert lines[3] == "| manetfair ns2 (flow 3, 1) | 150 | 250 | 1.00, 4.0 / 4.0 s, 4.0 |"
+
+
+def test_the_table_command_prints_one_table_per_variant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def line(variant: str, sim: str) -> str:
+        ch = [{"at_s": 15.0, "stuck": 1, "stall_s": 2.0}]
+        row = {"variant": {"throttle": variant}, "simulator": sim, "seed": 1,
+               "flows": [{"flow": 3, "kbps": [100.0], "changes": ch}]}  # fmt: skip
+        return json.dumps(row) + "\n"
+
+    path = tmp_path / "handover-x.jsonl"
+    path.write_text(
+        line("off", "ns-2.35") + line("off", "manetfair ns2") + line("on", "manetfair ns2")
+    )
+    monkeypatch.setattr(ho, "results_path", lambda exp_id: path)
+    ho.main(["table", "x"])
+    out = capsys.readouterr().out
+    assert (
+        out.index("throttle = off:")
+        < out.index("| ns-2.35 (flow 3, 1) |")
+        < out.index("throttle = on:")
+    )
+    assert out.count("| manetfair ns2 (flow 3, 1) | 100 | 1.00, 2.0 / 2.0 s, 2.0 |") == 2
