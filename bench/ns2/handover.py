@@ -143,11 +143,8 @@ def run_ns2(sc: Json, seed: int) -> list[Json]:
 def run_manetfair(
     exp: Experiment, variant: Mapping[str, Any], sc: Json, seed: int, platform: str
 ) -> list[Json]:
-    scenario = (
-        exp.expand(variant)
-        .with_run(duration_s=sc["duration_s"], seed=seed)
-        .with_overrides({"platform": platform})
-    )
+    # `prepare` measures what a throttled arm needs (Thr_max), as `reproduce` does.
+    scenario = api.prepare(exp.expand(variant), seed, sc["duration_s"], {"platform": platform})
     steps = changes(sc)
     with tempfile.TemporaryDirectory(prefix="mfhandover-") as tmp:
         path = Path(tmp) / "trace.jsonl"
