@@ -2,6 +2,8 @@
 //! 802.11 ad hoc networks. Protocol layers are state machines without I/O;
 //! the engine (`sim`) owns time, events and randomness.
 
+#![warn(missing_docs)]
+
 pub mod app;
 pub mod engine;
 pub mod flow;
