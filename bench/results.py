@@ -72,6 +72,16 @@ def cell(value: Any, digits: int | None = None) -> str:
 Column = tuple[str, Callable[[Json], Any], "int | None"]
 
 
+def ns3_pairs(rows: list[Json], key: str) -> list[tuple[Json, Json]]:
+    """(ns-3's record, manetfair's) for each `key` both simulators have, in first-seen order."""
+    by = {(r[key], r["simulator"]): r for r in rows}
+    return [
+        (by[(k, "ns3")], by[(k, "manetfair")])
+        for k in dict.fromkeys(r[key] for r in rows)
+        if (k, "ns3") in by and (k, "manetfair") in by
+    ]
+
+
 def table(columns: Sequence[Column], rows: Iterable[Json]) -> list[str]:
     """A Markdown table: numbers right-aligned (by the first row), '–' for none."""
     rows = list(rows)
@@ -129,12 +139,7 @@ def speed_section(data: Path) -> list[str]:
         ],
         rows,
     )
-    by = {(r["scenario"], r["simulator"]): r for r in rows}
-    pairs = [
-        (by[(s, "ns3")], by[(s, "manetfair")])
-        for s in dict.fromkeys(r["scenario"] for r in rows)
-        if (s, "ns3") in by and (s, "manetfair") in by
-    ]
+    pairs = ns3_pairs(rows, "scenario")
     out += [
         "",
         "Ratios ns-3 / manetfair where both finished (above 1: manetfair is faster or smaller):",
@@ -245,12 +250,7 @@ def counts_section(data: Path) -> list[str]:
         ],
         core,
     )
-    by = {(r["target"], r["simulator"]): r for r in whole}
-    pairs = [
-        (by[(t, "ns3")], by[(t, "manetfair")])
-        for t in dict.fromkeys(r["target"] for r in whole)
-        if (t, "ns3") in by and (t, "manetfair") in by
-    ]
+    pairs = ns3_pairs(whole, "target")
     out += [
         "",
         "### Against ns-3, whole process",
